@@ -1,0 +1,123 @@
+// End-to-end HTTP checks against the self-contained server binary: hashed assets, health endpoint, 404s.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import zlib from 'node:zlib';
+import { httpGet, linkTags, startServer } from './support.mjs';
+
+const ASSETS = [
+  { kind: 'js', rel: 'modulepreload', contentType: /^text\/javascript\s*(;.*)?$/i },
+  { kind: 'wasm', rel: 'preload', contentType: /^application\/wasm\s*(;.*)?$/i },
+  { kind: 'css', rel: 'stylesheet', contentType: /^text\/css\s*(;.*)?$/i },
+];
+
+const ENCODINGS = [
+  { name: 'br', decode: zlib.brotliDecompressSync },
+  { name: 'gzip', decode: zlib.gunzipSync },
+];
+
+function hasVaryAcceptEncoding(headers) {
+  return (headers.vary ?? '').split(',').some((v) => v.trim().toLowerCase() === 'accept-encoding' || v.trim() === '*');
+}
+
+function describeResponse(res) {
+  return JSON.stringify({ status: res.status, headers: res.headers });
+}
+
+describe('chatwire http', () => {
+  let server;
+
+  before(async () => {
+    server = await startServer();
+  }, { timeout: 90_000 });
+
+  after(async () => {
+    await server?.stop();
+  }, { timeout: 30_000 });
+
+  test('hashed assets: content types, caching, precompression, ETag', { timeout: 60_000 }, async (t) => {
+    const page = await httpGet(server.url);
+    assert.equal(page.status, 200);
+    const links = linkTags(page.body.toString('utf8'));
+
+    for (const asset of ASSETS) {
+      await t.test(asset.kind, async () => {
+        const nameRe = new RegExp(`^/pkg/chatwire\\.[^/]+\\.${asset.kind}$`);
+        const link = links.find((l) => (l.rel ?? '').split(/\s+/).includes(asset.rel) && nameRe.test(new URL(l.href ?? '', server.url).pathname));
+        assert.ok(link, `no <link rel="${asset.rel}" href="/pkg/chatwire.<hash>.${asset.kind}"> in the HTML; links: ${JSON.stringify(links)}`);
+        const url = new URL(link.href, server.url);
+        assert.equal(url.origin, server.origin, `${link.href} is not served by the app`);
+
+        const plain = await httpGet(url);
+        const ctx = `${url.pathname} (no Accept-Encoding): ${describeResponse(plain)}`;
+        assert.equal(plain.status, 200, ctx);
+        assert.match(plain.headers['content-type'] ?? '', asset.contentType, ctx);
+        assert.equal(plain.headers['content-encoding'], undefined, ctx);
+        const cacheControl = plain.headers['cache-control'] ?? '';
+        assert.match(cacheControl, /\bimmutable\b/i, ctx);
+        assert.match(cacheControl, /\bmax-age=31536000\b/i, ctx);
+        assert.ok(hasVaryAcceptEncoding(plain.headers), `Vary lacks Accept-Encoding: ${ctx}`);
+        assert.ok(plain.body.length > 0, `empty body: ${ctx}`);
+        if (asset.kind === 'wasm') {
+          assert.deepEqual([...plain.body.subarray(0, 4)], [0x00, 0x61, 0x73, 0x6d], `not a wasm module: ${ctx}`);
+        }
+
+        const variants = [{ name: 'none', headers: {}, res: plain }];
+
+        const identity = await httpGet(url, { 'accept-encoding': 'identity' });
+        const idCtx = `${url.pathname} (identity): ${describeResponse(identity)}`;
+        assert.equal(identity.status, 200, idCtx);
+        assert.equal(identity.headers['content-encoding'], undefined, idCtx);
+        assert.ok(hasVaryAcceptEncoding(identity.headers), `Vary lacks Accept-Encoding: ${idCtx}`);
+        assert.ok(identity.body.equals(plain.body), `identity body differs from plain body: ${idCtx}`);
+        variants.push({ name: 'identity', headers: { 'accept-encoding': 'identity' }, res: identity });
+
+        for (const enc of ENCODINGS) {
+          const headers = { 'accept-encoding': enc.name };
+          const res = await httpGet(url, headers);
+          const encCtx = `${url.pathname} (${enc.name}): ${describeResponse(res)}`;
+          assert.equal(res.status, 200, encCtx);
+          assert.equal(res.headers['content-encoding'], enc.name, encCtx);
+          assert.match(res.headers['content-type'] ?? '', asset.contentType, encCtx);
+          assert.match(res.headers['cache-control'] ?? '', /\bimmutable\b/i, encCtx);
+          assert.match(res.headers['cache-control'] ?? '', /\bmax-age=31536000\b/i, encCtx);
+          assert.ok(hasVaryAcceptEncoding(res.headers), `Vary lacks Accept-Encoding: ${encCtx}`);
+          let decoded;
+          assert.doesNotThrow(() => {
+            decoded = enc.decode(res.body);
+          }, `body does not decode as ${enc.name}: ${encCtx}`);
+          assert.ok(decoded.equals(plain.body), `${enc.name} body decodes to ${decoded.length} bytes that differ from the ${plain.body.length}-byte identity body`);
+          variants.push({ name: enc.name, headers, res });
+        }
+
+        // Revalidation must work for whichever representation the browser happened to cache.
+        for (const v of variants) {
+          const etag = v.res.headers.etag;
+          assert.ok(etag, `no ETag on ${url.pathname} (${v.name}): ${describeResponse(v.res)}`);
+          assert.match(etag, /^(W\/)?"[^"]*"$/, `malformed ETag ${etag} on ${url.pathname} (${v.name})`);
+          const revalidated = await httpGet(url, { ...v.headers, 'if-none-match': etag });
+          assert.equal(revalidated.status, 304, `If-None-Match ${etag} on ${url.pathname} (${v.name}): ${describeResponse(revalidated)}`);
+          assert.equal(revalidated.body.length, 0, `304 with a body on ${url.pathname} (${v.name})`);
+        }
+      });
+    }
+  });
+
+  test('/api/health answers', async () => {
+    const url = new URL('/api/health', server.origin);
+    const res = await httpGet(url);
+    const ctx = describeResponse(res);
+    assert.equal(res.status, 200, ctx);
+    assert.match(res.headers['content-type'] ?? '', /\bjson\b/i, ctx);
+    let body;
+    assert.doesNotThrow(() => {
+      body = JSON.parse(res.body.toString('utf8'));
+    }, `not JSON: ${res.body.toString('utf8')}`);
+    assert.ok(body !== null && typeof body === 'object' && 'status' in body, `no "status" field in ${JSON.stringify(body)}`);
+  });
+
+  test('unknown /pkg file is a 404', async () => {
+    const url = new URL('/pkg/does-not-exist.js', server.origin);
+    const res = await httpGet(url);
+    assert.equal(res.status, 404, describeResponse(res));
+  });
+});

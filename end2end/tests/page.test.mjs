@@ -1,0 +1,99 @@
+// End-to-end check that the self-contained server binary renders the page on the server and that it hydrates in Chromium.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { ARTIFACTS_DIR, httpGet, makeTempDir, openingTagWithClass, removeDir, startServer } from './support.mjs';
+
+const CHROMIUM_PATH = '/usr/bin/chromium';
+const HYDRATION_TIMEOUT_MS = 30_000;
+const TEST_IDS = ['sidebar', 'transcript', 'composer'];
+// Errors fired by effects that run right after hydration arrive a moment later; give them time to show.
+const SETTLE_MS = 500;
+
+describe('chatwire page', () => {
+  let server;
+
+  before(async () => {
+    server = await startServer();
+  }, { timeout: 90_000 });
+
+  after(async () => {
+    await server?.stop();
+  }, { timeout: 30_000 });
+
+  test('self-contained binary serves the page and hydrates', { timeout: 120_000 }, async (t) => {
+    // Fetched before any browser runs, so what is checked here is the server's own rendering.
+    const ssr = await httpGet(server.url);
+    assert.equal(ssr.status, 200, `GET ${server.url} → ${ssr.status}`);
+    assert.match(ssr.headers['content-type'] ?? '', /^text\/html\b/i);
+    const html = ssr.body.toString('utf8');
+    const appTag = openingTagWithClass(html, 'app');
+    assert.ok(appTag, 'SSR HTML has no element with class "app"');
+    assert.match(appTag, /\sdata-hydrated\s*=\s*["']?false["']?/, `SSR .app tag lacks data-hydrated="false": ${appTag}`);
+    for (const id of TEST_IDS) {
+      assert.match(html, new RegExp(`data-testid\\s*=\\s*["']?${id}["'\\s>]`), `SSR HTML lacks data-testid="${id}"`);
+    }
+
+    const userDataDir = await makeTempDir('chatwire-profile-');
+    let context;
+    // Chromium writes to its profile until it has exited, so the dir goes only after close().
+    t.after(async () => {
+      await context?.close();
+      await removeDir(userDataDir);
+    });
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+
+    const problems = [];
+    const watch = (page) => {
+      page.on('console', (msg) => {
+        if (msg.type() === 'error') {
+          const loc = msg.location();
+          problems.push(`console error: ${msg.text()}${loc?.url ? ` (${loc.url}:${loc.lineNumber})` : ''}`);
+        }
+      });
+      page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
+      page.on('requestfailed', (req) =>
+        problems.push(`request failed: ${req.method()} ${req.url()} — ${req.failure()?.errorText}`),
+      );
+    };
+    context.pages().forEach(watch);
+    context.on('page', watch);
+    const page = context.pages()[0] ?? (await context.newPage());
+
+    await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
+    try {
+      await page.goto(server.url, { waitUntil: 'domcontentloaded' });
+      await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    } catch (err) {
+      await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'home-failed.png'), fullPage: true }).catch(() => {});
+      err.message += `\nbrowser problems so far:\n${problems.join('\n') || '(none)'}\nserver output:\n${server.output()}`;
+      throw err;
+    }
+    await page.waitForLoadState('load');
+    await page.waitForTimeout(SETTLE_MS);
+
+    for (const id of TEST_IDS) {
+      assert.ok(await page.locator(`[data-testid="${id}"]`).isVisible(), `[data-testid="${id}"] is not visible`);
+    }
+    assert.equal(await page.locator('form[data-testid="composer"]').count(), 1, 'composer is not a <form>');
+    assert.ok(await page.locator('[data-testid="composer"] textarea').first().isVisible(), 'composer has no visible textarea');
+
+    await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'home.png'), fullPage: true });
+
+    assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
+  });
+});

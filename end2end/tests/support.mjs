@@ -1,0 +1,193 @@
+// Shared helpers for the end-to-end tests: launching the server binary in isolation, raw HTTP, HTML link parsing.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ARTIFACTS_DIR = fileURLToPath(new URL('../artifacts/', import.meta.url));
+
+const STARTUP_TIMEOUT_MS = 60_000;
+const STOP_GRACE_MS = 5_000;
+// Enough to show why a server failed, without letting a chatty one eat memory.
+const MAX_CAPTURED_OUTPUT = 256 * 1024;
+
+export function makeTempDir(prefix) {
+  return fs.mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+export async function removeDir(dir) {
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+}
+
+async function requireServerBinary() {
+  const bin = process.env.CHATWIRE_BIN;
+  if (!bin) {
+    throw new Error(
+      'CHATWIRE_BIN is not set: point it at the release server binary (absolute path), ' +
+        'e.g. CHATWIRE_BIN="$PWD/target/release/chatwire" node --test end2end/tests/',
+    );
+  }
+  const resolved = path.resolve(bin);
+  try {
+    await fs.access(resolved, fsConstants.X_OK);
+  } catch (err) {
+    throw new Error(`CHATWIRE_BIN=${bin} is missing or not executable (${err.code ?? err.message})`);
+  }
+  return resolved;
+}
+
+// Anything the build or a developer shell exports as LEPTOS_*/CHATWIRE_* could point the
+// binary at on-disk assets or config; dropping them proves it needs nothing but itself.
+function isolatedEnv() {
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith('LEPTOS_') || key.startsWith('CHATWIRE_')) continue;
+    env[key] = value;
+  }
+  env.RUST_LOG = 'info';
+  return env;
+}
+
+function capped(text) {
+  return text.length > MAX_CAPTURED_OUTPUT ? text.slice(-MAX_CAPTURED_OUTPUT) : text;
+}
+
+/**
+ * Copies the server binary alone into an empty dir and runs it from there with a fresh data dir,
+ * so any reliance on files beside it or in the cwd shows up as a failure.
+ * Resolves to { url, origin, output(), stop() } once the server has printed its URL.
+ */
+export async function startServer() {
+  const source = await requireServerBinary();
+  const binDir = await makeTempDir('chatwire-bin-');
+  const dataDir = await makeTempDir('chatwire-data-');
+  const binary = path.join(binDir, path.basename(source));
+  await fs.copyFile(source, binary);
+  await fs.chmod(binary, 0o755);
+
+  const child = spawn(binary, ['serve', '--addr', '127.0.0.1:0', '--data-dir', dataDir], {
+    cwd: binDir,
+    env: isolatedEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  const output = () => `--- stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
+
+  let hasExited = false;
+  const exited = new Promise((resolve) => {
+    child.once('exit', (code, signal) => {
+      hasExited = true;
+      resolve({ code, signal });
+    });
+    // A binary that cannot be executed at all never emits 'exit'.
+    child.once('error', (error) => {
+      if (child.pid === undefined) {
+        hasExited = true;
+        resolve({ error });
+      }
+    });
+  });
+  // If the test process dies without running `after`, do not leave a server behind.
+  const killOnExit = () => {
+    if (!hasExited) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
+
+  async function stop() {
+    if (!hasExited) {
+      child.kill('SIGTERM');
+      const sigkill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(sigkill);
+    }
+    process.removeListener('exit', killOnExit);
+    await removeDir(binDir);
+    await removeDir(dataDir);
+  }
+
+  try {
+    const url = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`server printed no http:// URL within ${STARTUP_TIMEOUT_MS / 1000} s\n${output()}`));
+      }, STARTUP_TIMEOUT_MS);
+      exited.then(({ code, signal, error }) => {
+        clearTimeout(timer);
+        const why = error ? `could not be started: ${error.message}` : `exited (code ${code}, signal ${signal})`;
+        reject(new Error(`server ${binary} ${why} before printing its URL\n${output()}`));
+      });
+      let found = false;
+      child.stdout.on('data', (chunk) => {
+        stdout = capped(stdout + chunk);
+        if (found) return;
+        // Only complete lines count, so a URL split across two chunks is not taken half-read.
+        const complete = stdout.slice(0, stdout.lastIndexOf('\n') + 1);
+        const match = complete.match(/http:\/\/\S+/);
+        if (match) {
+          found = true;
+          clearTimeout(timer);
+          resolve(match[0]);
+        }
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr = capped(stderr + chunk);
+      });
+    });
+    let parsed;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new Error(`server printed an unparsable URL ${JSON.stringify(url)}\n${output()}`);
+    }
+    return { url, origin: parsed.origin, output, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/**
+ * GET with node:http so Content-Encoding and the raw (still compressed) body are seen as sent.
+ * Resolves to { status, headers, body: Buffer }; header names are lower-case.
+ */
+export function httpGet(url, headers = {}) {
+  return new Promise((resolve, reject) => {
+    // agent: false keeps no idle keep-alive socket around to hold the test process open.
+    const req = http.get(url, { headers, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.setTimeout(15_000, () => req.destroy(new Error(`GET ${url} timed out`)));
+    req.on('error', reject);
+  });
+}
+
+/** Attributes of every <link> tag in the HTML, as plain objects with lower-case names. */
+export function linkTags(html) {
+  const links = [];
+  for (const [tag] of html.matchAll(/<link\b[^>]*>/gi)) {
+    const attrs = {};
+    for (const m of tag.slice(5).matchAll(/([^\s"'<>\/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g)) {
+      attrs[m[1].toLowerCase()] = m[2] ?? m[3] ?? m[4] ?? '';
+    }
+    links.push(attrs);
+  }
+  return links;
+}
+
+/** The opening tag of the first element whose class list contains `className`, or undefined. */
+export function openingTagWithClass(html, className) {
+  for (const [tag] of html.matchAll(/<[a-z][^>]*>/gi)) {
+    const cls = tag.match(/\sclass\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i);
+    if (cls && (cls[1] ?? cls[2] ?? cls[3]).split(/\s+/).includes(className)) return tag;
+  }
+  return undefined;
+}

@@ -1,0 +1,196 @@
+//! Request and response bodies of the HTTP API (DESIGN.md §3).
+
+use serde::{Deserialize, Serialize};
+
+use super::frame::{AgentMode, Seq};
+use super::message::ChatMessage;
+
+/// `POST /api/chat`: send a message to a session, starting a run (or queueing it into the active one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatRequest {
+    pub session_id: String,
+    /// The user's text.
+    pub message: String,
+    /// Client-generated id (e.g. a UUID per send) that makes the request idempotent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<AgentMode>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan_action: Option<PlanAction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming_behavior: Option<StreamingBehavior>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachments: Option<Vec<Attachment>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanAction {
+    Execute,
+    Refine,
+}
+
+/// How a message sent while a run is active is delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum StreamingBehavior {
+    /// After the current tool calls, before the next model call.
+    Steer,
+    /// When the agent would otherwise stop.
+    FollowUp,
+}
+
+/// A file sent along with a message; `data` is base64.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attachment {
+    pub name: String,
+    pub media_type: String,
+    pub data: String,
+}
+
+/// `POST /api/chat/abort`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortRequest {
+    pub session_id: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortResponse {
+    pub ok: bool,
+    /// Whether a run was active and has been stopped.
+    pub aborted: bool,
+}
+
+/// `POST /api/chat/question`: the user's answer to a pending question card.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionAnswerRequest {
+    pub session_id: String,
+    pub tool_call_id: String,
+    pub answer: QuestionAnswer,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionAnswer {
+    pub kind: AnswerKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_ids: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerKind {
+    Single,
+    Multi,
+    Text,
+    Skip,
+}
+
+/// `POST /api/chat/approval`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    pub session_id: String,
+    pub tool_call_id: String,
+    pub approve: bool,
+}
+
+/// `{ ok }`, the answer of routes that only acknowledge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OkResponse {
+    pub ok: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionStatus {
+    Idle,
+    Running,
+    Interrupted,
+    Failed,
+}
+
+impl SessionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Idle => "idle",
+            SessionStatus::Running => "running",
+            SessionStatus::Interrupted => "interrupted",
+            SessionStatus::Failed => "failed",
+        }
+    }
+}
+
+/// A session as listed in the sidebar. Times are milliseconds since the Unix epoch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub title: String,
+    pub created_at: u64,
+    pub updated_at: u64,
+    pub status: SessionStatus,
+    pub message_count: u64,
+    pub last_seq: Seq,
+}
+
+/// `GET /api/sessions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionList {
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// `POST /api/sessions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CreateSessionRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionCreated {
+    pub session: SessionSummary,
+    pub messages: Vec<ChatMessage>,
+}
+
+/// `GET /api/sessions/{id}`: the transcript as the shared reducer builds it from the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDetail {
+    pub session: SessionSummary,
+    pub messages: Vec<ChatMessage>,
+    pub last_seq: Seq,
+    /// The assistant message of a run still in progress, as far as it has streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<ChatMessage>,
+}
+
+/// `PATCH /api/sessions/{id}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RenameSessionRequest {
+    pub title: String,
+}
+
+/// `GET /api/health`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthResponse {
+    pub status: String,
+    pub version: String,
+    pub runtime: String,
+}
+
+/// Every error answered before a stream starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub message: String,
+}

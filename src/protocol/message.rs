@@ -1,0 +1,309 @@
+//! Chat messages and their parts (DESIGN.md §2 "Messages and parts"), including the tool-part lifecycle.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+/// One message of the transcript.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatMessage {
+    pub id: String,
+    pub role: Role,
+    pub parts: Vec<ChatMessagePart>,
+    /// Milliseconds since the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        }
+    }
+}
+
+/// A part of a message, discriminated by `type`: `text`, `thinking`, `error`,
+/// or `tool-<Name>` for a tool call.
+///
+/// The tool variant's tag is open (`tool-` followed by any tool name), which a
+/// derived internally tagged enum cannot express, hence the hand-written serde.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ChatMessagePart {
+    Text(TextPart),
+    Thinking(ThinkingPart),
+    Error(ErrorPart),
+    Tool(ChatToolPart),
+}
+
+impl ChatMessagePart {
+    pub fn text(text: impl Into<String>) -> Self {
+        ChatMessagePart::Text(TextPart { text: text.into() })
+    }
+
+    pub fn thinking(text: impl Into<String>) -> Self {
+        ChatMessagePart::Thinking(ThinkingPart { text: text.into() })
+    }
+
+    /// The part's `type` as it appears on the wire.
+    pub fn type_name(&self) -> std::borrow::Cow<'_, str> {
+        match self {
+            ChatMessagePart::Text(_) => "text".into(),
+            ChatMessagePart::Thinking(_) => "thinking".into(),
+            ChatMessagePart::Error(_) => "error".into(),
+            ChatMessagePart::Tool(tool) => tool.part_type().into(),
+        }
+    }
+
+    pub fn as_tool(&self) -> Option<&ChatToolPart> {
+        match self {
+            ChatMessagePart::Tool(tool) => Some(tool),
+            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TextPart {
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThinkingPart {
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorPart {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub message: String,
+}
+
+/// Where a tool call is in its lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ToolState {
+    /// Drafted: the model is still writing the arguments.
+    InputStreaming,
+    /// Arguments complete and validated; the tool is running.
+    InputAvailable,
+    /// Waiting for the user to approve or deny; the run is paused on it.
+    ApprovalRequested,
+    OutputAvailable,
+    OutputError,
+    /// The user denied the call.
+    OutputDenied,
+}
+
+impl ToolState {
+    pub const ALL: [ToolState; 6] = [
+        ToolState::InputStreaming,
+        ToolState::InputAvailable,
+        ToolState::ApprovalRequested,
+        ToolState::OutputAvailable,
+        ToolState::OutputError,
+        ToolState::OutputDenied,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolState::InputStreaming => "input-streaming",
+            ToolState::InputAvailable => "input-available",
+            ToolState::ApprovalRequested => "approval-requested",
+            ToolState::OutputAvailable => "output-available",
+            ToolState::OutputError => "output-error",
+            ToolState::OutputDenied => "output-denied",
+        }
+    }
+
+    /// True once the call can no longer change.
+    pub fn is_terminal(self) -> bool {
+        match self {
+            ToolState::OutputAvailable | ToolState::OutputError | ToolState::OutputDenied => true,
+            ToolState::InputStreaming | ToolState::InputAvailable | ToolState::ApprovalRequested => {
+                false
+            }
+        }
+    }
+}
+
+/// A tool call inside a message: `{ type: "tool-<Name>", toolCallId, state, index?, input?, output?, errorText?, ...extra }`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatToolPart {
+    /// The `<Name>` of `tool-<Name>`, e.g. `Bash` or `mcp__srv__tool`.
+    pub tool_name: String,
+    pub tool_call_id: String,
+    pub state: ToolState,
+    pub index: Option<u32>,
+    pub input: Option<Value>,
+    pub output: Option<Value>,
+    pub error_text: Option<String>,
+    /// Fields this version does not model, kept so that nothing a runtime sent is lost.
+    pub extra: Map<String, Value>,
+}
+
+pub const TOOL_PART_PREFIX: &str = "tool-";
+
+impl ChatToolPart {
+    pub fn new(tool_name: impl Into<String>, tool_call_id: impl Into<String>, state: ToolState) -> Self {
+        ChatToolPart {
+            tool_name: tool_name.into(),
+            tool_call_id: tool_call_id.into(),
+            state,
+            index: None,
+            input: None,
+            output: None,
+            error_text: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// The part's wire `type`, `tool-<Name>`.
+    pub fn part_type(&self) -> String {
+        format!("{TOOL_PART_PREFIX}{}", self.tool_name)
+    }
+}
+
+const TOOL_FIELDS: [&str; 7] = ["type", "toolCallId", "state", "index", "input", "output", "errorText"];
+
+impl Serialize for ChatToolPart {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", &self.part_type())?;
+        map.serialize_entry("toolCallId", &self.tool_call_id)?;
+        map.serialize_entry("state", &self.state)?;
+        if let Some(index) = self.index {
+            map.serialize_entry("index", &index)?;
+        }
+        if let Some(input) = &self.input {
+            map.serialize_entry("input", input)?;
+        }
+        if let Some(output) = &self.output {
+            map.serialize_entry("output", output)?;
+        }
+        if let Some(error_text) = &self.error_text {
+            map.serialize_entry("errorText", error_text)?;
+        }
+        for (key, value) in &self.extra {
+            if !TOOL_FIELDS.contains(&key.as_str()) && !value.is_null() {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ChatToolPart {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(deserializer)?;
+        tool_part_from_map(map).map_err(D::Error::custom)
+    }
+}
+
+fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, String> {
+    let part_type = take_string(&mut map, "type")?;
+    let Some(tool_name) = part_type.strip_prefix(TOOL_PART_PREFIX) else {
+        return Err(format!("field `type`: expected `tool-<Name>`, found `{part_type}`"));
+    };
+    if tool_name.is_empty() {
+        return Err("field `type`: the tool name after `tool-` is empty".into());
+    }
+    let tool_call_id = take_string(&mut map, "toolCallId")?;
+    let state = match map.shift_remove("state") {
+        Some(value) => serde_json::from_value::<ToolState>(value).map_err(|e| format!("field `state`: {e}"))?,
+        None => return Err("missing field `state`".into()),
+    };
+    let index = match take_optional(&mut map, "index") {
+        Some(value) => Some(
+            serde_json::from_value::<u32>(value)
+                .map_err(|e| format!("field `index`: {e}"))?,
+        ),
+        None => None,
+    };
+    let error_text = match take_optional(&mut map, "errorText") {
+        Some(Value::String(text)) => Some(text),
+        Some(other) => return Err(format!("field `errorText`: expected a string, found {other}")),
+        None => None,
+    };
+    Ok(ChatToolPart {
+        tool_name: tool_name.to_owned(),
+        tool_call_id,
+        state,
+        index,
+        input: take_optional(&mut map, "input"),
+        output: take_optional(&mut map, "output"),
+        error_text,
+        extra: map,
+    })
+}
+
+// `shift_remove` keeps the order of the remaining (extra) fields, which a plain `remove` would scramble.
+fn take_optional(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    map.shift_remove(key).filter(|value| !value.is_null())
+}
+
+fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
+    match map.shift_remove(key) {
+        Some(Value::String(text)) => Ok(text),
+        Some(other) => Err(format!("field `{key}`: expected a string, found {other}")),
+        None => Err(format!("missing field `{key}`")),
+    }
+}
+
+impl Serialize for ChatMessagePart {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        #[serde(tag = "type", rename_all = "lowercase")]
+        enum Tagged<'a> {
+            Text(&'a TextPart),
+            Thinking(&'a ThinkingPart),
+            Error(&'a ErrorPart),
+        }
+        match self {
+            ChatMessagePart::Text(part) => Tagged::Text(part).serialize(serializer),
+            ChatMessagePart::Thinking(part) => Tagged::Thinking(part).serialize(serializer),
+            ChatMessagePart::Error(part) => Tagged::Error(part).serialize(serializer),
+            ChatMessagePart::Tool(part) => part.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ChatMessagePart {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut map = Map::<String, Value>::deserialize(deserializer)?;
+        let part_type = match map.get("type") {
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => return Err(D::Error::custom(format!("field `type`: expected a string, found {other}"))),
+            None => return Err(D::Error::missing_field("type")),
+        };
+        let from_map = |map: Map<String, Value>| Value::Object(map);
+        match part_type.as_str() {
+            "text" => serde_json::from_value(from_map(map)).map(ChatMessagePart::Text),
+            "thinking" => serde_json::from_value(from_map(map)).map(ChatMessagePart::Thinking),
+            "error" => serde_json::from_value(from_map(map)).map(ChatMessagePart::Error),
+            tool if tool.starts_with(TOOL_PART_PREFIX) => {
+                map.insert("type".into(), Value::String(part_type));
+                return tool_part_from_map(map)
+                    .map(ChatMessagePart::Tool)
+                    .map_err(D::Error::custom);
+            }
+            unknown => {
+                return Err(D::Error::custom(format!(
+                    "field `type`: unknown part type `{unknown}`, expected `text`, `thinking`, `error` or `tool-<Name>`"
+                )));
+            }
+        }
+        .map_err(|e| D::Error::custom(format!("{part_type} part: {e}")))
+    }
+}

@@ -1,0 +1,15 @@
+//! The wire contract of DESIGN.md §2–§3: chat frames, messages and parts, and the HTTP bodies.
+//!
+//! Everything here is plain data with serde: camelCase field names, optional
+//! fields omitted (never `null`), unknown fields ignored. It compiles for both
+//! the server and the browser, so it has no `cfg` gates.
+
+mod api;
+mod frame;
+mod message;
+mod validate;
+
+pub use api::*;
+pub use frame::*;
+pub use message::*;
+pub use validate::{FrameError, parse_frame, validate_frame};

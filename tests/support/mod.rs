@@ -1,0 +1,6 @@
+//! Helpers shared by the integration tests: golden files and proptest strategies.
+// Each test crate uses a different subset of these helpers.
+#![allow(dead_code)]
+
+pub mod golden;
+pub mod strategies;
