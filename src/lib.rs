@@ -3,5 +3,18 @@
 //! Dependencies point one way: `protocol` ← `ndjson` ← `chat_state` ← the rest.
 //! Those three have no `cfg` gates; server-only modules are gated whole.
 
+pub mod app;
+pub mod chat_state;
+pub mod components;
 pub mod ndjson;
 pub mod protocol;
+#[cfg(feature = "ssr")]
+pub mod server;
+
+/// Entry point the boot script calls once the WASM is loaded: takes over the server-rendered page.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    console_error_panic_hook::set_once();
+    leptos::mount::hydrate_body(app::App);
+}

@@ -177,7 +177,6 @@ impl ChatFrame {
     }
 }
 
-
 /// Opens a run; `id` is the assistant message id of this run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -359,7 +358,7 @@ pub struct StateFrame {
 }
 
 /// The whole queue of messages waiting to be delivered to the running agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueFrame {
     #[serde(default, skip_serializing_if = "Option::is_none")]

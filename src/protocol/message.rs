@@ -42,7 +42,8 @@ pub enum ChatMessagePart {
     Text(TextPart),
     Thinking(ThinkingPart),
     Error(ErrorPart),
-    Tool(ChatToolPart),
+    /// Boxed: a tool part is several times the size of the other parts, which are the common case.
+    Tool(Box<ChatToolPart>),
 }
 
 impl ChatMessagePart {
@@ -64,10 +65,16 @@ impl ChatMessagePart {
         }
     }
 
+    pub fn tool(part: ChatToolPart) -> Self {
+        ChatMessagePart::Tool(Box::new(part))
+    }
+
     pub fn as_tool(&self) -> Option<&ChatToolPart> {
         match self {
             ChatMessagePart::Tool(tool) => Some(tool),
-            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
+            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => {
+                None
+            }
         }
     }
 }
@@ -130,9 +137,9 @@ impl ToolState {
     pub fn is_terminal(self) -> bool {
         match self {
             ToolState::OutputAvailable | ToolState::OutputError | ToolState::OutputDenied => true,
-            ToolState::InputStreaming | ToolState::InputAvailable | ToolState::ApprovalRequested => {
-                false
-            }
+            ToolState::InputStreaming
+            | ToolState::InputAvailable
+            | ToolState::ApprovalRequested => false,
         }
     }
 }
@@ -155,7 +162,11 @@ pub struct ChatToolPart {
 pub const TOOL_PART_PREFIX: &str = "tool-";
 
 impl ChatToolPart {
-    pub fn new(tool_name: impl Into<String>, tool_call_id: impl Into<String>, state: ToolState) -> Self {
+    pub fn new(
+        tool_name: impl Into<String>,
+        tool_call_id: impl Into<String>,
+        state: ToolState,
+    ) -> Self {
         ChatToolPart {
             tool_name: tool_name.into(),
             tool_call_id: tool_call_id.into(),
@@ -174,7 +185,15 @@ impl ChatToolPart {
     }
 }
 
-const TOOL_FIELDS: [&str; 7] = ["type", "toolCallId", "state", "index", "input", "output", "errorText"];
+const TOOL_FIELDS: [&str; 7] = [
+    "type",
+    "toolCallId",
+    "state",
+    "index",
+    "input",
+    "output",
+    "errorText",
+];
 
 impl Serialize for ChatToolPart {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -214,26 +233,33 @@ impl<'de> Deserialize<'de> for ChatToolPart {
 fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, String> {
     let part_type = take_string(&mut map, "type")?;
     let Some(tool_name) = part_type.strip_prefix(TOOL_PART_PREFIX) else {
-        return Err(format!("field `type`: expected `tool-<Name>`, found `{part_type}`"));
+        return Err(format!(
+            "field `type`: expected `tool-<Name>`, found `{part_type}`"
+        ));
     };
     if tool_name.is_empty() {
         return Err("field `type`: the tool name after `tool-` is empty".into());
     }
     let tool_call_id = take_string(&mut map, "toolCallId")?;
     let state = match map.shift_remove("state") {
-        Some(value) => serde_json::from_value::<ToolState>(value).map_err(|e| format!("field `state`: {e}"))?,
+        Some(value) => {
+            serde_json::from_value::<ToolState>(value).map_err(|e| format!("field `state`: {e}"))?
+        }
         None => return Err("missing field `state`".into()),
     };
     let index = match take_optional(&mut map, "index") {
-        Some(value) => Some(
-            serde_json::from_value::<u32>(value)
-                .map_err(|e| format!("field `index`: {e}"))?,
-        ),
+        Some(value) => {
+            Some(serde_json::from_value::<u32>(value).map_err(|e| format!("field `index`: {e}"))?)
+        }
         None => None,
     };
     let error_text = match take_optional(&mut map, "errorText") {
         Some(Value::String(text)) => Some(text),
-        Some(other) => return Err(format!("field `errorText`: expected a string, found {other}")),
+        Some(other) => {
+            return Err(format!(
+                "field `errorText`: expected a string, found {other}"
+            ));
+        }
         None => None,
     };
     Ok(ChatToolPart {
@@ -284,7 +310,11 @@ impl<'de> Deserialize<'de> for ChatMessagePart {
         let mut map = Map::<String, Value>::deserialize(deserializer)?;
         let part_type = match map.get("type") {
             Some(Value::String(text)) => text.clone(),
-            Some(other) => return Err(D::Error::custom(format!("field `type`: expected a string, found {other}"))),
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "field `type`: expected a string, found {other}"
+                )));
+            }
             None => return Err(D::Error::missing_field("type")),
         };
         let from_map = |map: Map<String, Value>| Value::Object(map);
@@ -295,7 +325,7 @@ impl<'de> Deserialize<'de> for ChatMessagePart {
             tool if tool.starts_with(TOOL_PART_PREFIX) => {
                 map.insert("type".into(), Value::String(part_type));
                 return tool_part_from_map(map)
-                    .map(ChatMessagePart::Tool)
+                    .map(|part| ChatMessagePart::Tool(Box::new(part)))
                     .map_err(D::Error::custom);
             }
             unknown => {

@@ -1,0 +1,377 @@
+//! The pure chat reducer of DESIGN.md §6: `apply(&mut ChatSnapshot, &ChatFrame)`, shared by the server and the browser.
+//!
+//! Appends cost O(appended text): messages and parts are found through
+//! indexes, never by cloning or scanning the transcript per frame.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::protocol::*;
+
+/// Everything a viewer knows about one session, rebuilt from its frames.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChatSnapshot {
+    pub messages: Vec<ChatMessage>,
+    /// Highest `seq` applied; frames at or below it are already in the snapshot.
+    pub last_seq: Seq,
+    /// The run in progress, if any.
+    pub run: Option<RunInProgress>,
+    /// What the agent is doing right now, for the activity line.
+    pub activity: Option<String>,
+    pub queue: QueueFrame,
+    pub plan: Option<ChatPlanState>,
+    /// The message of the last `error` frame, until the next run starts.
+    pub last_error: Option<String>,
+    message_index: HashMap<String, usize>,
+    tool_index: HashMap<String, (usize, usize)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunInProgress {
+    pub run_id: Option<String>,
+    /// Index in `messages` of the assistant message this run streams into.
+    pub message: usize,
+}
+
+/// What applying one frame did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Changed,
+    /// The frame's `seq` was already applied; nothing changed.
+    AlreadySeen,
+    /// A frame that carries nothing for the snapshot (`ping`).
+    Ignored,
+}
+
+/// Placeholder id for an assistant message whose `start` this viewer never saw.
+const UNNAMED_ASSISTANT: &str = "pending-assistant";
+
+impl ChatSnapshot {
+    pub fn is_running(&self) -> bool {
+        self.run.is_some()
+    }
+
+    pub fn message(&self, id: &str) -> Option<&ChatMessage> {
+        self.message_index.get(id).map(|&i| &self.messages[i])
+    }
+
+    fn push_message(&mut self, message: ChatMessage) -> usize {
+        if let Some(&existing) = self.message_index.get(&message.id) {
+            self.messages[existing] = message;
+            self.reindex_tools(existing);
+            return existing;
+        }
+        let index = self.messages.len();
+        self.message_index.insert(message.id.clone(), index);
+        self.messages.push(message);
+        self.reindex_tools(index);
+        index
+    }
+
+    fn reindex_tools(&mut self, message: usize) {
+        for (part_index, part) in self.messages[message].parts.iter().enumerate() {
+            if let Some(tool) = part.as_tool() {
+                self.tool_index
+                    .insert(tool.tool_call_id.clone(), (message, part_index));
+            }
+        }
+    }
+
+    /// The assistant message a streamed frame belongs to: the named one, else the run's, else a new one.
+    fn streaming_target(&mut self, message_id: Option<&str>) -> usize {
+        if let Some(id) = message_id
+            && let Some(&index) = self.message_index.get(id)
+        {
+            return index;
+        }
+        if let Some(run) = &self.run {
+            let index = run.message;
+            // A resumed stream may name the run's message differently from `start.id`; adopt the new name.
+            if let Some(id) = message_id
+                && self.messages[index].id == UNNAMED_ASSISTANT
+            {
+                self.rename_message(index, id);
+            }
+            return index;
+        }
+        let index = self.push_message(ChatMessage {
+            id: message_id.unwrap_or(UNNAMED_ASSISTANT).to_owned(),
+            role: Role::Assistant,
+            parts: Vec::new(),
+            created_at: None,
+        });
+        self.run = Some(RunInProgress {
+            run_id: None,
+            message: index,
+        });
+        index
+    }
+
+    fn rename_message(&mut self, index: usize, id: &str) {
+        let old = std::mem::replace(&mut self.messages[index].id, id.to_owned());
+        self.message_index.remove(&old);
+        self.message_index.insert(id.to_owned(), index);
+    }
+
+    fn append_text(&mut self, message_id: Option<&str>, text: &str, thinking: bool) {
+        let index = self.streaming_target(message_id);
+        let parts = &mut self.messages[index].parts;
+        match (parts.last_mut(), thinking) {
+            (Some(ChatMessagePart::Text(part)), false) => part.text.push_str(text),
+            (Some(ChatMessagePart::Thinking(part)), true) => part.text.push_str(text),
+            (_, false) => parts.push(ChatMessagePart::text(text)),
+            (_, true) => parts.push(ChatMessagePart::thinking(text)),
+        }
+    }
+
+    fn upsert_tool(&mut self, message_id: Option<&str>, part: ChatToolPart) {
+        if let Some(&(message, part_index)) = self.tool_index.get(&part.tool_call_id) {
+            self.messages[message].parts[part_index] = ChatMessagePart::tool(part);
+            return;
+        }
+        let message = self.streaming_target(message_id);
+        let parts = &mut self.messages[message].parts;
+        self.tool_index
+            .insert(part.tool_call_id.clone(), (message, parts.len()));
+        parts.push(ChatMessagePart::tool(part));
+    }
+
+    fn tool_mut(&mut self, tool_call_id: &str) -> Option<&mut ChatToolPart> {
+        let &(message, part) = self.tool_index.get(tool_call_id)?;
+        match &mut self.messages[message].parts[part] {
+            ChatMessagePart::Tool(tool) => Some(tool),
+            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => {
+                None
+            }
+        }
+    }
+
+    fn end_run(&mut self) {
+        self.run = None;
+        self.activity = None;
+    }
+}
+
+/// Applies one frame. Re-applying a frame whose `seq` is already in the snapshot changes nothing.
+pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
+    if let Some(seq) = frame.seq() {
+        if seq <= snapshot.last_seq {
+            return Applied::AlreadySeen;
+        }
+        snapshot.last_seq = seq;
+    }
+    match frame {
+        ChatFrame::Start(start) => {
+            let index = match snapshot.message_index.get(&start.id) {
+                Some(&index) => index,
+                None => match &snapshot.run {
+                    // Frames of this run arrived before its `start` (a resumed stream): give them their real id.
+                    Some(run) if run.run_id.is_none() => {
+                        let index = run.message;
+                        snapshot.rename_message(index, &start.id);
+                        index
+                    }
+                    Some(_) | None => snapshot.push_message(ChatMessage {
+                        id: start.id.clone(),
+                        role: Role::Assistant,
+                        parts: Vec::new(),
+                        created_at: None,
+                    }),
+                },
+            };
+            snapshot.run = Some(RunInProgress {
+                run_id: Some(start.run_id.clone()),
+                message: index,
+            });
+            snapshot.last_error = None;
+            snapshot.activity = Some("Working…".into());
+        }
+        ChatFrame::Message(MessageFrame { message, .. }) => {
+            // The prompt is logged after `start`; keep the run's assistant message last in the transcript.
+            match snapshot.run.as_ref().map(|run| run.message) {
+                Some(run_message)
+                    if run_message + 1 == snapshot.messages.len()
+                        && snapshot.messages[run_message].parts.is_empty()
+                        && !snapshot.message_index.contains_key(&message.id) =>
+                {
+                    let assistant = snapshot
+                        .messages
+                        .pop()
+                        .expect("the run's message is the last one");
+                    snapshot.message_index.remove(&assistant.id);
+                    snapshot.push_message(message.clone());
+                    let index = snapshot.push_message(assistant);
+                    if let Some(run) = &mut snapshot.run {
+                        run.message = index;
+                    }
+                }
+                Some(_) | None => {
+                    snapshot.push_message(message.clone());
+                }
+            }
+        }
+        ChatFrame::Delta(delta) => {
+            snapshot.append_text(delta.message_id.as_deref(), &delta.text, false)
+        }
+        ChatFrame::Thinking(thinking) => {
+            snapshot.append_text(thinking.message_id.as_deref(), &thinking.text, true)
+        }
+        ChatFrame::ToolDraft(draft) => {
+            if snapshot.tool_mut(&draft.tool_call_id).is_none() {
+                let mut part = ChatToolPart::new(
+                    &draft.tool_name,
+                    &draft.tool_call_id,
+                    ToolState::InputStreaming,
+                );
+                part.index = Some(draft.index);
+                snapshot.upsert_tool(draft.message_id.as_deref(), part);
+            }
+        }
+        ChatFrame::ToolArgsDelta(args) => {
+            if let Some(tool) = snapshot.tool_mut(&args.tool_call_id) {
+                append_at_path(
+                    tool.input.get_or_insert_with(|| Value::Object(Map::new())),
+                    &args.path,
+                    &args.text,
+                );
+            }
+        }
+        ChatFrame::Tool(tool) => {
+            snapshot.upsert_tool(tool.message_id.as_deref(), tool.part.clone())
+        }
+        ChatFrame::Plan(plan) => snapshot.plan = Some(plan.state.clone()),
+        ChatFrame::State(state) => {
+            snapshot.activity = match state.state.name {
+                LifecycleName::AgentEnd | LifecycleName::AgentSettled => None,
+                LifecycleName::AgentStart | LifecycleName::TurnStart | LifecycleName::TurnEnd => {
+                    Some(
+                        state
+                            .state
+                            .message
+                            .clone()
+                            .unwrap_or_else(|| "Working…".into()),
+                    )
+                }
+                LifecycleName::MessageStart => Some(
+                    state
+                        .state
+                        .message
+                        .clone()
+                        .unwrap_or_else(|| "Thinking…".into()),
+                ),
+                LifecycleName::MessageEnd => Some(
+                    state
+                        .state
+                        .message
+                        .clone()
+                        .unwrap_or_else(|| "Working…".into()),
+                ),
+            };
+        }
+        ChatFrame::Queue(queue) => {
+            snapshot.queue = QueueFrame {
+                seq: None,
+                steering: queue.steering.clone(),
+                follow_up: queue.follow_up.clone(),
+            }
+        }
+        ChatFrame::Compaction(CompactionFrame::Start(_)) => {
+            snapshot.activity = Some("Compacting context…".into())
+        }
+        ChatFrame::Compaction(CompactionFrame::End(_)) => {
+            snapshot.activity = Some("Working…".into())
+        }
+        ChatFrame::Retry(RetryFrame::Start(retry)) => {
+            snapshot.activity = Some(format!(
+                "Retrying {}/{} in {} s",
+                retry.attempt,
+                retry.max_attempts,
+                retry.delay_ms.div_ceil(1000)
+            ))
+        }
+        ChatFrame::Retry(RetryFrame::End(_)) => snapshot.activity = Some("Working…".into()),
+        ChatFrame::Done(done) => {
+            let index = match (&snapshot.run, snapshot.message_index.get(&done.message.id)) {
+                (_, Some(&index)) => Some(index),
+                (Some(run), None) => Some(run.message),
+                (None, None) => None,
+            };
+            match index {
+                Some(index) => {
+                    let old_id =
+                        std::mem::replace(&mut snapshot.messages[index], done.message.clone()).id;
+                    snapshot.message_index.remove(&old_id);
+                    snapshot
+                        .message_index
+                        .insert(done.message.id.clone(), index);
+                    snapshot.reindex_tools(index);
+                }
+                None => {
+                    snapshot.push_message(done.message.clone());
+                }
+            }
+            snapshot.queue = QueueFrame {
+                seq: None,
+                steering: Vec::new(),
+                follow_up: Vec::new(),
+            };
+            snapshot.end_run();
+        }
+        ChatFrame::Error(error) => {
+            if let Some(run) = &snapshot.run {
+                let index = run.message;
+                snapshot.messages[index]
+                    .parts
+                    .push(ChatMessagePart::Error(ErrorPart {
+                        title: None,
+                        message: error.message.clone(),
+                    }));
+            }
+            snapshot.last_error = Some(error.message.clone());
+            snapshot.end_run();
+        }
+        ChatFrame::Ping => return Applied::Ignored,
+    }
+    Applied::Changed
+}
+
+/// Appends `text` to the string at `path` inside a tool's arguments, creating what is missing on the way.
+fn append_at_path(root: &mut Value, path: &[PathSegment], text: &str) {
+    let mut node = root;
+    for segment in path {
+        node = match segment {
+            PathSegment::Key(key) => {
+                if !node.is_object() {
+                    *node = Value::Object(Map::new());
+                }
+                let Value::Object(map) = node else {
+                    unreachable!("made an object just above")
+                };
+                map.entry(key.clone()).or_insert(Value::Null)
+            }
+            PathSegment::Index(index) => {
+                if !node.is_array() {
+                    *node = Value::Array(Vec::new());
+                }
+                let Value::Array(items) = node else {
+                    unreachable!("made an array just above")
+                };
+                let index = usize::try_from(*index)
+                    .unwrap_or(usize::MAX)
+                    .min(items.len());
+                if index == items.len() {
+                    items.push(Value::Null);
+                }
+                &mut items[index]
+            }
+        };
+    }
+    match node {
+        Value::String(existing) => existing.push_str(text),
+        other => *other = Value::String(text.to_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,9 @@
+//! The building blocks of the chat page, each in its own file.
+
+mod composer;
+mod sidebar;
+mod transcript;
+
+pub use composer::Composer;
+pub use sidebar::SessionsSidebar;
+pub use transcript::Transcript;

@@ -1,0 +1,414 @@
+//! The web assets (WASM, JS, CSS, public files): embedded in release builds, read from disk in development.
+//!
+//! Responses pick the precompressed brotli or gzip variant the browser accepts,
+//! carry an ETag per variant, and let browsers cache content-hashed `/pkg`
+//! files forever.
+
+use std::path::{Component, Path, PathBuf};
+
+use axum::body::Body;
+use axum::http::header::{
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
+    X_CONTENT_TYPE_OPTIONS,
+};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::Response;
+
+use super::fingerprint::fingerprint;
+use crate::app::PageAssets;
+
+/// One file of the site, compiled into the binary.
+pub struct EmbeddedAsset {
+    /// URL path without the leading `/`, e.g. `pkg/chatwire.Ab12.js`.
+    pub path: &'static str,
+    pub fingerprint: &'static str,
+    pub identity: &'static [u8],
+    pub brotli: Option<&'static [u8]>,
+    pub gzip: Option<&'static [u8]>,
+}
+
+/// Filled in by `build.rs`: empty in debug builds.
+static EMBEDDED: &[EmbeddedAsset] = include!(concat!(env!("OUT_DIR"), "/embedded_assets.rs"));
+
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+const REVALIDATE: &str = "no-cache";
+
+/// Where the site's files come from.
+#[derive(Debug, Clone)]
+pub enum SiteAssets {
+    /// Compiled into the binary (release builds made by cargo-leptos).
+    Embedded,
+    /// Read from the site root on each request, so rebuilt CSS and WASM show up without a restart.
+    Disk { site_root: PathBuf },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    Identity,
+    Brotli,
+    Gzip,
+}
+
+impl Encoding {
+    fn header(self) -> Option<&'static str> {
+        match self {
+            Encoding::Identity => None,
+            Encoding::Brotli => Some("br"),
+            Encoding::Gzip => Some("gzip"),
+        }
+    }
+}
+
+/// One file ready to answer a request: its bytes in the chosen encoding.
+struct Found<'a> {
+    body: std::borrow::Cow<'a, [u8]>,
+    encoding: Encoding,
+    fingerprint: std::borrow::Cow<'a, str>,
+}
+
+impl SiteAssets {
+    /// The embedded site when this binary has one, else the site root on disk.
+    pub fn detect(site_root: impl Into<PathBuf>) -> Self {
+        if EMBEDDED.is_empty() {
+            SiteAssets::Disk {
+                site_root: site_root.into(),
+            }
+        } else {
+            SiteAssets::Embedded
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            SiteAssets::Embedded => format!("{} files embedded in the binary", EMBEDDED.len()),
+            SiteAssets::Disk { site_root } => format!("files under {}", site_root.display()),
+        }
+    }
+
+    fn file_names_in_pkg(&self, pkg_dir: &str) -> Vec<String> {
+        let prefix = format!("{pkg_dir}/");
+        match self {
+            SiteAssets::Embedded => EMBEDDED
+                .iter()
+                .filter_map(|asset| asset.path.strip_prefix(&prefix))
+                .filter(|name| !name.contains('/'))
+                .map(str::to_owned)
+                .collect(),
+            SiteAssets::Disk { site_root } => std::fs::read_dir(site_root.join(pkg_dir))
+                .map(|entries| {
+                    entries
+                        .filter_map(|e| e.ok())
+                        .filter_map(|e| e.file_name().into_string().ok())
+                        .collect()
+                })
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The URLs of the page's script, WASM module and stylesheet, with their content hashes in the names.
+    pub fn page_assets(&self, output_name: &str, pkg_dir: &str) -> Option<PageAssets> {
+        let names = self.file_names_in_pkg(pkg_dir);
+        let find = |extension: &str| {
+            let hashed = names.iter().find(|name| {
+                name.strip_prefix(output_name)
+                    .and_then(|rest| rest.strip_prefix('.'))
+                    .and_then(|rest| rest.strip_suffix(extension))
+                    .and_then(|hash| hash.strip_suffix('.'))
+                    .is_some_and(is_content_hash)
+            });
+            let plain = format!("{output_name}.{extension}");
+            let name = hashed
+                .cloned()
+                .or_else(|| names.contains(&plain).then_some(plain))?;
+            Some(format!("/{pkg_dir}/{name}"))
+        };
+        Some(PageAssets {
+            script: find("js")?,
+            wasm: find("wasm")?,
+            stylesheet: find("css")?,
+        })
+    }
+
+    /// Answers a GET for `url_path`, or `None` when there is no such file.
+    pub fn respond(&self, url_path: &str, request_headers: &HeaderMap) -> Option<Response> {
+        let relative = safe_relative_path(url_path)?;
+        let accepted = accepted_encodings(request_headers);
+        let found = match self {
+            SiteAssets::Embedded => {
+                let asset = EMBEDDED.iter().find(|asset| asset.path == relative)?;
+                let (body, encoding) = match (asset.brotli, asset.gzip) {
+                    (Some(brotli), _) if accepted.brotli => (brotli, Encoding::Brotli),
+                    (_, Some(gzip)) if accepted.gzip => (gzip, Encoding::Gzip),
+                    _ => (asset.identity, Encoding::Identity),
+                };
+                Found {
+                    body: body.into(),
+                    encoding,
+                    fingerprint: asset.fingerprint.into(),
+                }
+            }
+            SiteAssets::Disk { site_root } => read_from_disk(&site_root.join(&relative), accepted)?,
+        };
+        Some(respond_with(&relative, found, request_headers))
+    }
+}
+
+fn read_from_disk(path: &Path, accepted: Accepted) -> Option<Found<'static>> {
+    let identity = std::fs::read(path).ok()?;
+    let fingerprint = fingerprint(&identity).into();
+    let variant = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        std::fs::read(PathBuf::from(name)).ok()
+    };
+    let (body, encoding) = if accepted.brotli
+        && let Some(body) = variant(".br")
+    {
+        (body, Encoding::Brotli)
+    } else if accepted.gzip
+        && let Some(body) = variant(".gz")
+    {
+        (body, Encoding::Gzip)
+    } else {
+        (identity, Encoding::Identity)
+    };
+    Some(Found {
+        body: body.into(),
+        encoding,
+        fingerprint,
+    })
+}
+
+fn respond_with(relative: &str, found: Found<'_>, request_headers: &HeaderMap) -> Response {
+    let etag = match found.encoding.header() {
+        Some(coding) => format!("\"{}-{coding}\"", found.fingerprint),
+        None => format!("\"{}\"", found.fingerprint),
+    };
+    let cache_control = if is_hashed_file_name(relative) {
+        IMMUTABLE
+    } else {
+        REVALIDATE
+    };
+    let not_modified = request_headers
+        .get_all(IF_NONE_MATCH)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|candidate| {
+            let candidate = candidate.trim();
+            candidate == "*" || candidate.trim_start_matches("W/") == etag
+        });
+    let mut response = if not_modified {
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NOT_MODIFIED;
+        response
+    } else {
+        let mut response = Response::new(Body::from(found.body.into_owned()));
+        let headers = response.headers_mut();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static(content_type(relative)),
+        );
+        if let Some(coding) = found.encoding.header() {
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
+        }
+        response
+    };
+    let headers = response.headers_mut();
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static(cache_control));
+    headers.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+    headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    // Fingerprints and codings are ASCII hex, digits and letters, always a valid header value.
+    headers.insert(
+        ETAG,
+        HeaderValue::from_str(&etag).expect("an ETag built from hex digits is a valid header"),
+    );
+    response
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Accepted {
+    brotli: bool,
+    gzip: bool,
+}
+
+/// Which of our encodings the client accepts (`q=0` means "not this one").
+fn accepted_encodings(headers: &HeaderMap) -> Accepted {
+    let mut accepted = Accepted::default();
+    for value in headers
+        .get_all(ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+    {
+        for item in value.split(',') {
+            let mut pieces = item.split(';');
+            let coding = pieces
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_ascii_lowercase();
+            let refused = pieces.any(|param| {
+                param
+                    .trim()
+                    .strip_prefix("q=")
+                    .and_then(|q| q.trim().parse::<f32>().ok())
+                    .is_some_and(|q| q <= 0.0)
+            });
+            match coding.as_str() {
+                "br" => accepted.brotli = !refused,
+                "gzip" | "x-gzip" => accepted.gzip = !refused,
+                "*" => {
+                    accepted.brotli |= !refused;
+                    accepted.gzip |= !refused;
+                }
+                _ => {}
+            }
+        }
+    }
+    accepted
+}
+
+/// The URL path as a relative file path, or `None` if it tries to climb out of the site.
+fn safe_relative_path(url_path: &str) -> Option<String> {
+    let relative = url_path.strip_prefix('/').unwrap_or(url_path);
+    if relative.is_empty() || relative.contains('\\') {
+        return None;
+    }
+    Path::new(relative)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)))
+        .then(|| relative.to_owned())
+}
+
+/// `name.<hash>.ext` as written by cargo-leptos' `hash-files` (URL-safe base64 of the content hash).
+fn is_hashed_file_name(relative: &str) -> bool {
+    let name = relative.rsplit('/').next().unwrap_or(relative);
+    let mut parts = name.split('.');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(_), Some(hash), Some(_), None) => is_content_hash(hash),
+        _ => false,
+    }
+}
+
+fn is_content_hash(text: &str) -> bool {
+    text.len() >= 16
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn content_type(path: &str) -> &'static str {
+    let extension = path
+        .rsplit('.')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    match extension.as_str() {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "wasm" => "application/wasm",
+        "css" => "text/css; charset=utf-8",
+        "json" | "map" => "application/json",
+        "webmanifest" => "application/manifest+json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "ico" => "image/x-icon",
+        "txt" => "text/plain; charset=utf-8",
+        "woff2" => "font/woff2",
+        "woff" => "font/woff",
+        _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn accept_encoding_honours_q_zero_and_wildcards() {
+        let a = accepted_encodings(&headers(&[("accept-encoding", "gzip, deflate, br;q=0")]));
+        assert!(a.gzip && !a.brotli);
+        let a = accepted_encodings(&headers(&[("accept-encoding", "*")]));
+        assert!(a.gzip && a.brotli);
+        let a = accepted_encodings(&headers(&[("accept-encoding", "identity")]));
+        assert!(!a.gzip && !a.brotli);
+    }
+
+    #[test]
+    fn paths_that_climb_out_of_the_site_are_refused() {
+        assert_eq!(
+            safe_relative_path("/pkg/app.js").as_deref(),
+            Some("pkg/app.js")
+        );
+        for bad in [
+            "/../etc/passwd",
+            "/pkg/../../x",
+            "/",
+            "/pkg\\..\\x",
+            "//etc/passwd",
+        ] {
+            assert_eq!(safe_relative_path(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_content_hashed_names_are_cached_forever() {
+        assert!(is_hashed_file_name("pkg/chatwire.vQ9-3kZp_Ab12cDe.js"));
+        assert!(!is_hashed_file_name("pkg/chatwire.js"));
+        assert!(!is_hashed_file_name("favicon.svg"));
+    }
+
+    #[test]
+    fn disk_assets_pick_the_accepted_precompressed_variant() {
+        let dir = std::env::temp_dir().join(format!("chatwire-assets-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("pkg")).unwrap();
+        std::fs::write(dir.join("pkg/app.css"), "body{}").unwrap();
+        std::fs::write(dir.join("pkg/app.css.br"), "BR").unwrap();
+        let site = SiteAssets::Disk {
+            site_root: dir.clone(),
+        };
+
+        let br = site
+            .respond("/pkg/app.css", &headers(&[("accept-encoding", "gzip, br")]))
+            .unwrap();
+        assert_eq!(br.headers()[CONTENT_ENCODING], "br");
+        assert_eq!(br.headers()[CONTENT_TYPE], "text/css; charset=utf-8");
+        let etag = br.headers()[ETAG].clone();
+
+        let plain = site
+            .respond("/pkg/app.css", &headers(&[("accept-encoding", "gzip")]))
+            .unwrap();
+        assert!(
+            plain.headers().get(CONTENT_ENCODING).is_none(),
+            "no .gz twin, so identity"
+        );
+        assert_ne!(
+            plain.headers()[ETAG],
+            etag,
+            "each encoding has its own ETag"
+        );
+
+        let mut conditional = headers(&[("accept-encoding", "br")]);
+        conditional.insert(IF_NONE_MATCH, etag);
+        assert_eq!(
+            site.respond("/pkg/app.css", &conditional).unwrap().status(),
+            StatusCode::NOT_MODIFIED
+        );
+        assert!(
+            site.respond("/pkg/missing.css", &HeaderMap::new())
+                .is_none()
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
