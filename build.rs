@@ -86,7 +86,8 @@ fn collect(site_root: &Path) -> Option<BTreeMap<String, Variants>> {
             *slot(files.entry(url_path.to_owned()).or_default()) = Some(path.clone());
         }
     }
-    files.retain(|_, variants| variants.identity.is_some());
+    // wasm-bindgen's TypeScript declarations are for editors, not browsers.
+    files.retain(|url_path, variants| variants.identity.is_some() && !url_path.ends_with(".d.ts"));
     Some(files)
 }
 

@@ -3,6 +3,9 @@
 //! Dependencies point one way: `protocol` ← `ndjson` ← `chat_state` ← the rest.
 //! Those three have no `cfg` gates; server-only modules are gated whole.
 
+// The page's view types nest deeply; their layouts exceed the default query depth of 128.
+#![recursion_limit = "256"]
+
 pub mod app;
 pub mod chat_state;
 pub mod components;

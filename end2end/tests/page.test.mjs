@@ -94,6 +94,17 @@ describe('chatwire page', () => {
 
     await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'home.png'), fullPage: true });
 
+    // The hydrated composer is live: Enter sends, and the message reaches the transcript through the reducer.
+    const input = page.locator('[data-testid="composer"] textarea');
+    await input.fill('first line');
+    await input.press('Shift+Enter');
+    await input.pressSequentially('second line');
+    await input.press('Enter');
+    const sent = page.locator('[data-testid="transcript"] .message[data-role="user"]');
+    await sent.first().waitFor({ timeout: 5_000 });
+    assert.equal(await sent.first().innerText(), 'first line\nsecond line');
+    assert.equal(await input.inputValue(), '', 'the composer is cleared after sending');
+
     assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
   });
 });
