@@ -43,8 +43,7 @@ fn main() {
 }
 
 fn site_root() -> PathBuf {
-    let manifest_dir =
-        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let configured = std::env::var("LEPTOS_SITE_ROOT").unwrap_or_else(|_| "target/site".into());
     manifest_dir.join(configured)
 }
@@ -94,10 +93,7 @@ fn collect(site_root: &Path) -> Option<BTreeMap<String, Variants>> {
 fn render(files: &BTreeMap<String, Variants>) -> String {
     let mut code = String::from("&[\n");
     for (url_path, variants) in files {
-        let identity = variants
-            .identity
-            .as_ref()
-            .expect("only files with an identity variant are kept");
+        let identity = variants.identity.as_ref().expect("only files with an identity variant are kept");
         let bytes = std::fs::read(identity).expect("reading a site file");
         let include = |path: &Option<PathBuf>| match path {
             Some(path) => format!("Some(include_bytes!({:?}))", path.display().to_string()),

@@ -14,11 +14,11 @@ fn stream() -> Vec<u8> {
     for i in 0..FRAMES {
         let seq = Some(i as u64 + 1);
         let frame = match i % 20 {
-            0 => ChatFrame::Thinking(ThinkingFrame {
-                seq,
-                text: "Considering the next step… ".into(),
-                message_id: None,
-            }),
+            0 => {
+                ChatFrame::Thinking(ThinkingFrame {
+                    seq, text: "Considering the next step… ".into(), message_id: None
+                })
+            }
             1 => ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
                 seq,
                 tool_call_id: "call_01HZX".into(),
@@ -27,17 +27,10 @@ fn stream() -> Vec<u8> {
                 message_id: None,
             }),
             2 => {
-                let mut part =
-                    ChatToolPart::new("Bash", format!("call_{i}"), ToolState::OutputAvailable);
+                let mut part = ChatToolPart::new("Bash", format!("call_{i}"), ToolState::OutputAvailable);
                 part.input = Some(json!({"command": "cargo test --quiet"}));
-                part.output = Some(
-                    json!({"output": "running 12 tests\n............\ntest result: ok", "exitCode": 0}),
-                );
-                ChatFrame::Tool(ToolFrame {
-                    seq,
-                    part,
-                    message_id: None,
-                })
+                part.output = Some(json!({"output": "running 12 tests\n............\ntest result: ok", "exitCode": 0}));
+                ChatFrame::Tool(ToolFrame { seq, part, message_id: None })
             }
             _ => ChatFrame::Delta(DeltaFrame {
                 seq,
@@ -64,11 +57,7 @@ fn decode(bytes: &[u8]) -> usize {
 
 fn bench(c: &mut Criterion) {
     let bytes = stream();
-    assert_eq!(
-        decode(&bytes),
-        FRAMES,
-        "every frame of the bench stream decodes"
-    );
+    assert_eq!(decode(&bytes), FRAMES, "every frame of the bench stream decodes");
     let mut group = c.benchmark_group("ndjson_decode_100k");
     group.sample_size(10);
     group.throughput(Throughput::Elements(FRAMES as u64));

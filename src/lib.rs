@@ -9,8 +9,12 @@
 pub mod app;
 pub mod chat_state;
 pub mod components;
+#[cfg(feature = "ssr")]
+pub mod mapper;
 pub mod ndjson;
 pub mod protocol;
+#[cfg(feature = "ssr")]
+pub mod runtime;
 #[cfg(feature = "ssr")]
 pub mod server;
 

@@ -57,12 +57,7 @@ pub struct LineSplitter {
 
 impl LineSplitter {
     pub fn new(max_line_bytes: usize) -> Self {
-        LineSplitter {
-            pending: Vec::new(),
-            max_line_bytes,
-            lines_seen: 0,
-            discarding: false,
-        }
+        LineSplitter { pending: Vec::new(), max_line_bytes, lines_seen: 0, discarding: false }
     }
 
     /// Feeds one chunk; `on_event` sees every line completed by it, in order.
@@ -79,10 +74,7 @@ impl LineSplitter {
                     }
                     if self.pending.len() + head.len() > self.max_line_bytes {
                         self.pending.clear();
-                        on_event(LineEvent::TooLong {
-                            number: self.lines_seen,
-                            limit: self.max_line_bytes,
-                        });
+                        on_event(LineEvent::TooLong { number: self.lines_seen, limit: self.max_line_bytes });
                         continue;
                     }
                     // The common case — a whole line inside one chunk — is handed out without a copy.
@@ -99,10 +91,7 @@ impl LineSplitter {
                         if self.pending.len() + chunk.len() > self.max_line_bytes {
                             self.pending.clear();
                             self.discarding = true;
-                            on_event(LineEvent::TooLong {
-                                number: self.lines_seen + 1,
-                                limit: self.max_line_bytes,
-                            });
+                            on_event(LineEvent::TooLong { number: self.lines_seen + 1, limit: self.max_line_bytes });
                         } else {
                             self.pending.extend_from_slice(chunk);
                         }
@@ -169,9 +158,7 @@ impl Default for FrameDecoder {
 
 impl FrameDecoder {
     pub fn new(max_line_bytes: usize) -> Self {
-        FrameDecoder {
-            lines: LineSplitter::new(max_line_bytes),
-        }
+        FrameDecoder { lines: LineSplitter::new(max_line_bytes) }
     }
 
     /// Decodes every line completed by `chunk`, appending the results to `out`.
@@ -201,9 +188,7 @@ fn push_decoded(event: LineEvent<'_>, out: &mut Vec<Result<ChatFrame, DecodeErro
             }
             out.push(validate_frame(line.number, line.bytes).map_err(DecodeError::from));
         }
-        LineEvent::TooLong { number, limit } => {
-            out.push(Err(DecodeError::TooLong { number, limit }))
-        }
+        LineEvent::TooLong { number, limit } => out.push(Err(DecodeError::TooLong { number, limit })),
     }
 }
 

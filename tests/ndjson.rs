@@ -7,18 +7,11 @@ use chatwire::protocol::{ChatFrame, DeltaFrame};
 use proptest::prelude::*;
 
 fn delta(text: &str) -> ChatFrame {
-    ChatFrame::Delta(DeltaFrame {
-        seq: None,
-        text: text.into(),
-        message_id: None,
-    })
+    ChatFrame::Delta(DeltaFrame { seq: None, text: text.into(), message_id: None })
 }
 
 fn frames_of(results: Vec<Result<ChatFrame, DecodeError>>) -> Vec<ChatFrame> {
-    results
-        .into_iter()
-        .map(|r| r.expect("every line decodes"))
-        .collect()
+    results.into_iter().map(|r| r.expect("every line decodes")).collect()
 }
 
 fn decode_in_chunks(bytes: &[u8], cuts: &[usize]) -> Vec<Result<ChatFrame, DecodeError>> {
@@ -43,10 +36,7 @@ fn encoder_writes_one_line_ending_in_lf() {
 #[test]
 fn line_separators_inside_strings_do_not_split_a_frame() {
     let stream = encode_frame(&delta("one\u{2028}two\u{2029}three\u{85}four"));
-    assert_eq!(
-        frames_of(decode_all(stream.as_bytes())),
-        vec![delta("one\u{2028}two\u{2029}three\u{85}four")]
-    );
+    assert_eq!(frames_of(decode_all(stream.as_bytes())), vec![delta("one\u{2028}two\u{2029}three\u{85}four")]);
 }
 
 #[test]
@@ -60,27 +50,16 @@ fn a_split_inside_a_multibyte_character_decodes_the_same() {
     let stream = encode_frame(&delta("é😀漢字"));
     let bytes = stream.as_bytes();
     for cut in 1..bytes.len() {
-        assert_eq!(
-            frames_of(decode_in_chunks(bytes, &[cut])),
-            vec![delta("é😀漢字")],
-            "cut at byte {cut}"
-        );
+        assert_eq!(frames_of(decode_in_chunks(bytes, &[cut])), vec![delta("é😀漢字")], "cut at byte {cut}");
     }
     let byte_by_byte: Vec<usize> = (1..bytes.len()).collect();
-    assert_eq!(
-        frames_of(decode_in_chunks(bytes, &byte_by_byte)),
-        vec![delta("é😀漢字")]
-    );
+    assert_eq!(frames_of(decode_in_chunks(bytes, &byte_by_byte)), vec![delta("é😀漢字")]);
 }
 
 #[test]
 fn final_line_without_lf_is_flushed_at_end() {
     let mut decoder = FrameDecoder::default();
-    assert!(
-        decoder
-            .feed(br#"{"type":"delta","text":"tail"}"#)
-            .is_empty()
-    );
+    assert!(decoder.feed(br#"{"type":"delta","text":"tail"}"#).is_empty());
     assert_eq!(frames_of(decoder.finish()), vec![delta("tail")]);
 }
 
@@ -94,31 +73,22 @@ fn blank_lines_are_skipped_but_counted() {
 
 #[test]
 fn a_bad_line_is_reported_with_its_number_and_the_next_lines_still_decode() {
-    let stream = b"{\"type\":\"delta\",\"text\":\"a\"}\nnot json\n{\"type\":\"nope\"}\n{\"type\":\"delta\",\"text\":\"b\"}\n";
+    let stream =
+        b"{\"type\":\"delta\",\"text\":\"a\"}\nnot json\n{\"type\":\"nope\"}\n{\"type\":\"delta\",\"text\":\"b\"}\n";
     let results = decode_all(stream);
     assert_eq!(results.len(), 4);
     assert_eq!(results[0], Ok(delta("a")));
     let bad = results[1].as_ref().unwrap_err();
     assert_eq!(bad.line(), Some(2));
     assert!(bad.to_string().starts_with("line 2: invalid JSON"), "{bad}");
-    assert!(
-        results[2]
-            .as_ref()
-            .unwrap_err()
-            .to_string()
-            .contains("unknown frame type `nope`")
-    );
+    assert!(results[2].as_ref().unwrap_err().to_string().contains("unknown frame type `nope`"));
     assert_eq!(results[3], Ok(delta("b")));
 }
 
 #[test]
 fn an_over_long_line_is_an_error_and_decoding_recovers_at_the_next_lf() {
     let long = encode_frame(&delta(&"x".repeat(500)));
-    let stream = format!(
-        "{}{long}{}",
-        encode_frame(&delta("before")),
-        encode_frame(&delta("after"))
-    );
+    let stream = format!("{}{long}{}", encode_frame(&delta("before")), encode_frame(&delta("after")));
     // Over the limit inside one chunk, and over it across many small chunks.
     for chunk in [stream.len(), 7] {
         let cuts: Vec<usize> = (chunk..stream.len()).step_by(chunk).collect();
@@ -136,13 +106,7 @@ fn an_over_long_line_is_an_error_and_decoding_recovers_at_the_next_lf() {
         };
         assert_eq!(results.len(), 3, "chunk size {chunk}: {results:?}");
         assert_eq!(results[0], Ok(delta("before")));
-        assert_eq!(
-            results[1],
-            Err(DecodeError::TooLong {
-                number: 2,
-                limit: 100
-            })
-        );
+        assert_eq!(results[1], Err(DecodeError::TooLong { number: 2, limit: 100 }));
         assert_eq!(results[2], Ok(delta("after")));
     }
 }
@@ -153,13 +117,7 @@ fn an_over_long_last_line_without_lf_is_reported_once() {
     let mut results = decoder.feed(b"{\"type\":\"delta\",");
     results.extend(decoder.feed(b"\"text\":\"abc\"}"));
     results.extend(decoder.finish());
-    assert_eq!(
-        results,
-        vec![Err(DecodeError::TooLong {
-            number: 1,
-            limit: 10
-        })]
-    );
+    assert_eq!(results, vec![Err(DecodeError::TooLong { number: 1, limit: 10 })]);
 }
 
 #[test]
@@ -167,23 +125,13 @@ fn line_splitter_hands_out_lines_with_numbers() {
     let mut splitter = LineSplitter::new(1024);
     let mut lines = Vec::new();
     let mut collect = |event: LineEvent<'_>| match event {
-        LineEvent::Line(line) => {
-            lines.push((line.number, String::from_utf8(line.bytes.to_vec()).unwrap()))
-        }
+        LineEvent::Line(line) => lines.push((line.number, String::from_utf8(line.bytes.to_vec()).unwrap())),
         LineEvent::TooLong { number, .. } => panic!("line {number} is not too long"),
     };
     splitter.feed(b"a\r\nb", &mut collect);
     splitter.feed(b"c\n\nd\r\r\n", &mut collect);
     splitter.finish(&mut collect);
-    assert_eq!(
-        lines,
-        vec![
-            (1, "a".into()),
-            (2, "bc".into()),
-            (3, "".into()),
-            (4, "d\r".into())
-        ]
-    );
+    assert_eq!(lines, vec![(1, "a".into()), (2, "bc".into()), (3, "".into()), (4, "d\r".into())]);
 }
 
 proptest! {

@@ -19,9 +19,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
     let user = ChatMessage {
         id: "msg-user-1".into(),
         role: Role::User,
-        parts: vec![ChatMessagePart::text(
-            "List the files, then fix the typo in README.md",
-        )],
+        parts: vec![ChatMessagePart::text("List the files, then fix the typo in README.md")],
         created_at: Some(1_764_470_000_000),
     };
     let mut bash_done = tool("Bash", "call-1", ToolState::OutputAvailable);
@@ -31,11 +29,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
     let mut edit_error = tool("Edit", "call-2", ToolState::OutputError);
     edit_error.input = Some(json!({"path": "README.md", "oldText": "teh", "newText": "the"}));
     edit_error.error_text = Some("oldText not found in README.md".into());
-    let mut mcp = tool(
-        "mcp__github__search_issues",
-        "call-3",
-        ToolState::OutputDenied,
-    );
+    let mut mcp = tool("mcp__github__search_issues", "call-3", ToolState::OutputDenied);
     mcp.extra.insert("title".into(), json!("Search issues"));
     let assistant = ChatMessage {
         id: "msg-asst-1".into(),
@@ -43,19 +37,14 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         parts: vec![
             ChatMessagePart::thinking("The user wants a listing first."),
             ChatMessagePart::tool(bash_done.clone()),
-            ChatMessagePart::text(
-                "Fixed the typo.\n\n| file | change |\n|---|---|\n| README.md | teh → the |",
-            ),
+            ChatMessagePart::text("Fixed the typo.\n\n| file | change |\n|---|---|\n| README.md | teh → the |"),
             ChatMessagePart::tool(edit_error),
             ChatMessagePart::tool(mcp),
             ChatMessagePart::Error(ErrorPart {
                 title: Some("Provider error".into()),
                 message: "429 Too Many Requests".into(),
             }),
-            ChatMessagePart::Error(ErrorPart {
-                title: None,
-                message: "tool output truncated".into(),
-            }),
+            ChatMessagePart::Error(ErrorPart { title: None, message: "tool output truncated".into() }),
         ],
         created_at: None,
     };
@@ -73,16 +62,8 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         completed: 1,
         total: 2,
         todos: vec![
-            PlanTodo {
-                step: 1,
-                text: "Read the code".into(),
-                completed: true,
-            },
-            PlanTodo {
-                step: 2,
-                text: "Write the fix".into(),
-                completed: false,
-            },
+            PlanTodo { step: 1, text: "Read the code".into(), completed: true },
+            PlanTodo { step: 2, text: "Write the fix".into(), completed: false },
         ],
         message: Some("Executing step 2".into()),
     };
@@ -105,25 +86,10 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             session_reset: None,
             diagnostics: None,
         }),
-        ChatFrame::Message(MessageFrame {
-            seq: Some(3),
-            message: user,
-        }),
-        ChatFrame::Delta(DeltaFrame {
-            seq: Some(4),
-            text: "Hello, \u{2028}wörld 😀\n".into(),
-            message_id: None,
-        }),
-        ChatFrame::Delta(DeltaFrame {
-            seq: Some(5),
-            text: "more".into(),
-            message_id: Some("msg-asst-1".into()),
-        }),
-        ChatFrame::Thinking(ThinkingFrame {
-            seq: Some(6),
-            text: "Let me look".into(),
-            message_id: None,
-        }),
+        ChatFrame::Message(MessageFrame { seq: Some(3), message: user }),
+        ChatFrame::Delta(DeltaFrame { seq: Some(4), text: "Hello, \u{2028}wörld 😀\n".into(), message_id: None }),
+        ChatFrame::Delta(DeltaFrame { seq: Some(5), text: "more".into(), message_id: Some("msg-asst-1".into()) }),
+        ChatFrame::Thinking(ThinkingFrame { seq: Some(6), text: "Let me look".into(), message_id: None }),
         ChatFrame::ToolDraft(ToolDraftFrame {
             seq: Some(7),
             tool_call_id: "call-4".into(),
@@ -141,34 +107,14 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
             seq: Some(9),
             tool_call_id: "call-5".into(),
-            path: vec![
-                PathSegment::Key("todos".into()),
-                PathSegment::Index(0),
-                PathSegment::Key("text".into()),
-            ],
+            path: vec![PathSegment::Key("todos".into()), PathSegment::Index(0), PathSegment::Key("text".into())],
             text: "write".into(),
             message_id: None,
         }),
-        ChatFrame::Tool(ToolFrame {
-            seq: Some(10),
-            part: draft,
-            message_id: None,
-        }),
-        ChatFrame::Tool(ToolFrame {
-            seq: Some(11),
-            part: running,
-            message_id: Some("msg-asst-1".into()),
-        }),
-        ChatFrame::Tool(ToolFrame {
-            seq: Some(12),
-            part: approval,
-            message_id: None,
-        }),
-        ChatFrame::Tool(ToolFrame {
-            seq: Some(13),
-            part: bash_done,
-            message_id: None,
-        }),
+        ChatFrame::Tool(ToolFrame { seq: Some(10), part: draft, message_id: None }),
+        ChatFrame::Tool(ToolFrame { seq: Some(11), part: running, message_id: Some("msg-asst-1".into()) }),
+        ChatFrame::Tool(ToolFrame { seq: Some(12), part: approval, message_id: None }),
+        ChatFrame::Tool(ToolFrame { seq: Some(13), part: bash_done, message_id: None }),
         ChatFrame::Plan(PlanFrame {
             seq: Some(14),
             mode: AgentMode::Plan,
@@ -185,22 +131,14 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             completed: 0,
             total: 0,
             message: None,
-            state: ChatPlanState {
-                mode: AgentMode::Agent,
-                pending_decision: true,
-                message: None,
-                ..plan_state
-            },
+            state: ChatPlanState { mode: AgentMode::Agent, pending_decision: true, message: None, ..plan_state },
         }),
     ];
     let mut seq = 15;
     for (i, name) in LifecycleName::ALL.into_iter().enumerate() {
         seq += 1;
         let message = (i == 0).then(|| "Working".to_string());
-        frames.push(ChatFrame::State(StateFrame {
-            seq: Some(seq),
-            state: Lifecycle { name, message },
-        }));
+        frames.push(ChatFrame::State(StateFrame { seq: Some(seq), state: Lifecycle { name, message } }));
     }
     let more = [
         ChatFrame::Queue(QueueFrame {
@@ -208,15 +146,8 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             steering: vec!["use tabs".into()],
             follow_up: vec!["then run the tests".into(), "and commit".into()],
         }),
-        ChatFrame::Queue(QueueFrame {
-            seq: None,
-            steering: vec![],
-            follow_up: vec![],
-        }),
-        ChatFrame::Compaction(CompactionFrame::Start(CompactionStart {
-            seq: None,
-            reason: CompactionReason::Manual,
-        })),
+        ChatFrame::Queue(QueueFrame { seq: None, steering: vec![], follow_up: vec![] }),
+        ChatFrame::Compaction(CompactionFrame::Start(CompactionStart { seq: None, reason: CompactionReason::Manual })),
         ChatFrame::Compaction(CompactionFrame::Start(CompactionStart {
             seq: None,
             reason: CompactionReason::Threshold,
@@ -242,12 +173,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             delay_ms: 4000,
             error_message: "503 Service Unavailable".into(),
         })),
-        ChatFrame::Retry(RetryFrame::End(RetryEnd {
-            seq: None,
-            success: true,
-            attempt: 2,
-            final_error: None,
-        })),
+        ChatFrame::Retry(RetryFrame::End(RetryEnd { seq: None, success: true, attempt: 2, final_error: None })),
         ChatFrame::Retry(RetryFrame::End(RetryEnd {
             seq: None,
             success: false,
@@ -265,12 +191,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         ChatFrame::Done(DoneFrame {
             seq: None,
             run_id: "run-2".into(),
-            message: ChatMessage {
-                id: "msg-asst-2".into(),
-                role: Role::Assistant,
-                parts: vec![],
-                created_at: None,
-            },
+            message: ChatMessage { id: "msg-asst-2".into(), role: Role::Assistant, parts: vec![], created_at: None },
             session_id: "sess-1".into(),
             session_file: None,
             session_reset: None,
@@ -281,12 +202,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             run_id: Some("run-3".into()),
             code: Some("empty_response".into()),
         }),
-        ChatFrame::Error(ErrorFrame {
-            seq: None,
-            message: "unknown session".into(),
-            run_id: None,
-            code: None,
-        }),
+        ChatFrame::Error(ErrorFrame { seq: None, message: "unknown session".into(), run_id: None, code: None }),
     ];
     for frame in more {
         seq += 1;
@@ -304,17 +220,10 @@ fn golden_file_holds_one_of_every_frame_and_matches_the_encoder() {
 
 #[test]
 fn golden_file_round_trips_byte_for_byte() {
-    let golden =
-        std::fs::read_to_string(golden_path("frames.ndjson")).expect("golden frames file exists");
+    let golden = std::fs::read_to_string(golden_path("frames.ndjson")).expect("golden frames file exists");
     for (number, line) in golden.lines().enumerate() {
-        let frame =
-            validate_frame(number as u64 + 1, line.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(
-            encode_frame(&frame),
-            format!("{line}\n"),
-            "line {} changed on a round trip",
-            number + 1
-        );
+        let frame = validate_frame(number as u64 + 1, line.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(encode_frame(&frame), format!("{line}\n"), "line {} changed on a round trip", number + 1);
     }
 }
 
@@ -342,13 +251,10 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
     };
     for frame in &frames {
         match frame {
-            ChatFrame::Message(MessageFrame { message, .. })
-            | ChatFrame::Done(DoneFrame { message, .. }) => {
+            ChatFrame::Message(MessageFrame { message, .. }) | ChatFrame::Done(DoneFrame { message, .. }) => {
                 message.parts.iter().for_each(&mut note_part)
             }
-            ChatFrame::Tool(ToolFrame { part, .. }) => {
-                note_part(&ChatMessagePart::tool(part.clone()))
-            }
+            ChatFrame::Tool(ToolFrame { part, .. }) => note_part(&ChatMessagePart::tool(part.clone())),
             ChatFrame::State(StateFrame { state, .. }) => {
                 lifecycle.insert(state.name);
             }
@@ -401,16 +307,8 @@ fn optional_fields_are_omitted_never_null() {
 
 #[test]
 fn unknown_fields_are_accepted_and_ignored() {
-    let frame =
-        parse_frame(br#"{"type":"delta","text":"hi","fromTheFuture":{"x":1},"seq":4}"#).unwrap();
-    assert_eq!(
-        frame,
-        ChatFrame::Delta(DeltaFrame {
-            seq: Some(4),
-            text: "hi".into(),
-            message_id: None
-        })
-    );
+    let frame = parse_frame(br#"{"type":"delta","text":"hi","fromTheFuture":{"x":1},"seq":4}"#).unwrap();
+    assert_eq!(frame, ChatFrame::Delta(DeltaFrame { seq: Some(4), text: "hi".into(), message_id: None }));
 }
 
 #[test]
@@ -423,54 +321,22 @@ fn tool_part_keeps_fields_it_does_not_model() {
 /// (bad line, the field blamed, text the message must contain)
 const BAD_LINES: &[(&[u8], Option<&str>, &str)] = &[
     (b"not json", None, "invalid JSON at column 2"),
-    (
-        br#"{"type":"delta","text":"a"} trailing"#,
-        None,
-        "trailing characters",
-    ),
-    (
-        b"{\"type\":\"delta\",\"text\":\"\xff\"}",
-        None,
-        "invalid JSON",
-    ),
+    (br#"{"type":"delta","text":"a"} trailing"#, None, "trailing characters"),
+    (b"{\"type\":\"delta\",\"text\":\"\xff\"}", None, "invalid JSON"),
     (b"[1,2]", None, "expected a JSON object, found an array"),
     (br#"{"text":"hi"}"#, Some("type"), "missing"),
-    (
-        br#"{"type":7}"#,
-        Some("type"),
-        "expected a string, found a number",
-    ),
-    (
-        br#"{"type":"nope"}"#,
-        Some("type"),
-        "unknown frame type `nope`, expected one of start, message",
-    ),
+    (br#"{"type":7}"#, Some("type"), "expected a string, found a number"),
+    (br#"{"type":"nope"}"#, Some("type"), "unknown frame type `nope`, expected one of start, message"),
     (br#"{"type":"delta"}"#, None, "missing field `text`"),
-    (
-        br#"{"type":"delta","text":5}"#,
-        Some("text"),
-        "expected a string",
-    ),
-    (
-        br#"{"type":"delta","text":null}"#,
-        Some("text"),
-        "expected a string",
-    ),
-    (
-        br#"{"type":"delta","text":"x","seq":-1}"#,
-        Some("seq"),
-        "expected u64",
-    ),
+    (br#"{"type":"delta","text":5}"#, Some("text"), "expected a string"),
+    (br#"{"type":"delta","text":null}"#, Some("text"), "expected a string"),
+    (br#"{"type":"delta","text":"x","seq":-1}"#, Some("seq"), "expected u64"),
     (
         br#"{"type":"tool","part":{"type":"tool-Bash","toolCallId":"c1","state":"bogus"}}"#,
         Some("part"),
         "unknown variant `bogus`",
     ),
-    (
-        br#"{"type":"tool","part":{"type":"text","text":"x"}}"#,
-        Some("part"),
-        "expected `tool-<Name>`",
-    ),
+    (br#"{"type":"tool","part":{"type":"text","text":"x"}}"#, Some("part"), "expected `tool-<Name>`"),
     (
         br#"{"type":"tool","part":{"type":"tool-","toolCallId":"c","state":"input-available"}}"#,
         Some("part"),
@@ -491,26 +357,10 @@ const BAD_LINES: &[(&[u8], Option<&str>, &str)] = &[
         Some("message.role"),
         "unknown variant `robot`",
     ),
-    (
-        br#"{"type":"compaction","reason":"manual"}"#,
-        Some("phase"),
-        "missing; expected `start` or `end`",
-    ),
-    (
-        br#"{"type":"compaction","phase":"middle","reason":"manual"}"#,
-        Some("phase"),
-        "unknown phase `middle`",
-    ),
-    (
-        br#"{"type":"retry","phase":"start","attempt":1}"#,
-        None,
-        "missing field `maxAttempts`",
-    ),
-    (
-        br#"{"type":"state","state":{"name":"sleeping"}}"#,
-        Some("state.name"),
-        "unknown variant `sleeping`",
-    ),
+    (br#"{"type":"compaction","reason":"manual"}"#, Some("phase"), "missing; expected `start` or `end`"),
+    (br#"{"type":"compaction","phase":"middle","reason":"manual"}"#, Some("phase"), "unknown phase `middle`"),
+    (br#"{"type":"retry","phase":"start","attempt":1}"#, None, "missing field `maxAttempts`"),
+    (br#"{"type":"state","state":{"name":"sleeping"}}"#, Some("state.name"), "unknown variant `sleeping`"),
     (
         br#"{"type":"tool_args_delta","toolCallId":"c","path":[true],"text":""}"#,
         Some("path[0]"),
@@ -530,20 +380,9 @@ fn bad_lines_are_rejected_with_the_line_field_and_expectation() {
         let error = validate_frame(line_number, line).expect_err(&String::from_utf8_lossy(line));
         let shown = error.to_string();
         assert_eq!(error.line, Some(line_number));
-        assert!(
-            shown.starts_with(&format!("line {line_number}: ")),
-            "{shown}"
-        );
-        assert_eq!(
-            error.field.as_deref(),
-            *field,
-            "field blamed for {}: {shown}",
-            String::from_utf8_lossy(line)
-        );
-        assert!(
-            shown.contains(needle),
-            "{shown:?} should contain {needle:?}"
-        );
+        assert!(shown.starts_with(&format!("line {line_number}: ")), "{shown}");
+        assert_eq!(error.field.as_deref(), *field, "field blamed for {}: {shown}", String::from_utf8_lossy(line));
+        assert!(shown.contains(needle), "{shown:?} should contain {needle:?}");
         if let Some(field) = field {
             assert!(shown.contains(&format!("field `{field}`: ")), "{shown}");
         }

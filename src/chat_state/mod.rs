@@ -25,6 +25,9 @@ pub struct ChatSnapshot {
     pub last_error: Option<String>,
     message_index: HashMap<String, usize>,
     tool_index: HashMap<String, (usize, usize)>,
+    /// Set by `state{message_start}`: a new model message starts new text and thinking parts,
+    /// so the answers of successive turns are not run together.
+    new_model_message: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,8 +75,7 @@ impl ChatSnapshot {
     fn reindex_tools(&mut self, message: usize) {
         for (part_index, part) in self.messages[message].parts.iter().enumerate() {
             if let Some(tool) = part.as_tool() {
-                self.tool_index
-                    .insert(tool.tool_call_id.clone(), (message, part_index));
+                self.tool_index.insert(tool.tool_call_id.clone(), (message, part_index));
             }
         }
     }
@@ -101,10 +103,7 @@ impl ChatSnapshot {
             parts: Vec::new(),
             created_at: None,
         });
-        self.run = Some(RunInProgress {
-            run_id: None,
-            message: index,
-        });
+        self.run = Some(RunInProgress { run_id: None, message: index });
         index
     }
 
@@ -117,7 +116,8 @@ impl ChatSnapshot {
     fn append_text(&mut self, message_id: Option<&str>, text: &str, thinking: bool) {
         let index = self.streaming_target(message_id);
         let parts = &mut self.messages[index].parts;
-        match (parts.last_mut(), thinking) {
+        let last = if std::mem::take(&mut self.new_model_message) { None } else { parts.last_mut() };
+        match (last, thinking) {
             (Some(ChatMessagePart::Text(part)), false) => part.text.push_str(text),
             (Some(ChatMessagePart::Thinking(part)), true) => part.text.push_str(text),
             (_, false) => parts.push(ChatMessagePart::text(text)),
@@ -132,8 +132,7 @@ impl ChatSnapshot {
         }
         let message = self.streaming_target(message_id);
         let parts = &mut self.messages[message].parts;
-        self.tool_index
-            .insert(part.tool_call_id.clone(), (message, parts.len()));
+        self.tool_index.insert(part.tool_call_id.clone(), (message, parts.len()));
         parts.push(ChatMessagePart::tool(part));
     }
 
@@ -141,9 +140,7 @@ impl ChatSnapshot {
         let &(message, part) = self.tool_index.get(tool_call_id)?;
         match &mut self.messages[message].parts[part] {
             ChatMessagePart::Tool(tool) => Some(tool),
-            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => {
-                None
-            }
+            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
         }
     }
 
@@ -180,10 +177,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                     }),
                 },
             };
-            snapshot.run = Some(RunInProgress {
-                run_id: Some(start.run_id.clone()),
-                message: index,
-            });
+            snapshot.run = Some(RunInProgress { run_id: Some(start.run_id.clone()), message: index });
             snapshot.last_error = None;
             snapshot.activity = Some("Working…".into());
         }
@@ -195,10 +189,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                         && snapshot.messages[run_message].parts.is_empty()
                         && !snapshot.message_index.contains_key(&message.id) =>
                 {
-                    let assistant = snapshot
-                        .messages
-                        .pop()
-                        .expect("the run's message is the last one");
+                    let assistant = snapshot.messages.pop().expect("the run's message is the last one");
                     snapshot.message_index.remove(&assistant.id);
                     snapshot.push_message(message.clone());
                     let index = snapshot.push_message(assistant);
@@ -211,77 +202,41 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 }
             }
         }
-        ChatFrame::Delta(delta) => {
-            snapshot.append_text(delta.message_id.as_deref(), &delta.text, false)
-        }
-        ChatFrame::Thinking(thinking) => {
-            snapshot.append_text(thinking.message_id.as_deref(), &thinking.text, true)
-        }
+        ChatFrame::Delta(delta) => snapshot.append_text(delta.message_id.as_deref(), &delta.text, false),
+        ChatFrame::Thinking(thinking) => snapshot.append_text(thinking.message_id.as_deref(), &thinking.text, true),
         ChatFrame::ToolDraft(draft) => {
             if snapshot.tool_mut(&draft.tool_call_id).is_none() {
-                let mut part = ChatToolPart::new(
-                    &draft.tool_name,
-                    &draft.tool_call_id,
-                    ToolState::InputStreaming,
-                );
+                let mut part = ChatToolPart::new(&draft.tool_name, &draft.tool_call_id, ToolState::InputStreaming);
                 part.index = Some(draft.index);
                 snapshot.upsert_tool(draft.message_id.as_deref(), part);
             }
         }
         ChatFrame::ToolArgsDelta(args) => {
             if let Some(tool) = snapshot.tool_mut(&args.tool_call_id) {
-                append_at_path(
-                    tool.input.get_or_insert_with(|| Value::Object(Map::new())),
-                    &args.path,
-                    &args.text,
-                );
+                append_at_path(tool.input.get_or_insert_with(|| Value::Object(Map::new())), &args.path, &args.text);
             }
         }
-        ChatFrame::Tool(tool) => {
-            snapshot.upsert_tool(tool.message_id.as_deref(), tool.part.clone())
-        }
+        ChatFrame::Tool(tool) => snapshot.upsert_tool(tool.message_id.as_deref(), tool.part.clone()),
         ChatFrame::Plan(plan) => snapshot.plan = Some(plan.state.clone()),
         ChatFrame::State(state) => {
+            if state.state.name == LifecycleName::MessageStart {
+                snapshot.new_model_message = true;
+            }
             snapshot.activity = match state.state.name {
                 LifecycleName::AgentEnd | LifecycleName::AgentSettled => None,
                 LifecycleName::AgentStart | LifecycleName::TurnStart | LifecycleName::TurnEnd => {
-                    Some(
-                        state
-                            .state
-                            .message
-                            .clone()
-                            .unwrap_or_else(|| "Working…".into()),
-                    )
+                    Some(state.state.message.clone().unwrap_or_else(|| "Working…".into()))
                 }
-                LifecycleName::MessageStart => Some(
-                    state
-                        .state
-                        .message
-                        .clone()
-                        .unwrap_or_else(|| "Thinking…".into()),
-                ),
-                LifecycleName::MessageEnd => Some(
-                    state
-                        .state
-                        .message
-                        .clone()
-                        .unwrap_or_else(|| "Working…".into()),
-                ),
+                LifecycleName::MessageStart => Some(state.state.message.clone().unwrap_or_else(|| "Thinking…".into())),
+                LifecycleName::MessageEnd => Some(state.state.message.clone().unwrap_or_else(|| "Working…".into())),
             };
         }
         ChatFrame::Queue(queue) => {
-            snapshot.queue = QueueFrame {
-                seq: None,
-                steering: queue.steering.clone(),
-                follow_up: queue.follow_up.clone(),
-            }
+            snapshot.queue =
+                QueueFrame { seq: None, steering: queue.steering.clone(), follow_up: queue.follow_up.clone() }
         }
-        ChatFrame::Compaction(CompactionFrame::Start(_)) => {
-            snapshot.activity = Some("Compacting context…".into())
-        }
-        ChatFrame::Compaction(CompactionFrame::End(_)) => {
-            snapshot.activity = Some("Working…".into())
-        }
+        ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some("Compacting context…".into()),
+        ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some("Working…".into()),
         ChatFrame::Retry(RetryFrame::Start(retry)) => {
             snapshot.activity = Some(format!(
                 "Retrying {}/{} in {} s",
@@ -299,23 +254,16 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             };
             match index {
                 Some(index) => {
-                    let old_id =
-                        std::mem::replace(&mut snapshot.messages[index], done.message.clone()).id;
+                    let old_id = std::mem::replace(&mut snapshot.messages[index], done.message.clone()).id;
                     snapshot.message_index.remove(&old_id);
-                    snapshot
-                        .message_index
-                        .insert(done.message.id.clone(), index);
+                    snapshot.message_index.insert(done.message.id.clone(), index);
                     snapshot.reindex_tools(index);
                 }
                 None => {
                     snapshot.push_message(done.message.clone());
                 }
             }
-            snapshot.queue = QueueFrame {
-                seq: None,
-                steering: Vec::new(),
-                follow_up: Vec::new(),
-            };
+            snapshot.queue = QueueFrame { seq: None, steering: Vec::new(), follow_up: Vec::new() };
             snapshot.end_run();
         }
         ChatFrame::Error(error) => {
@@ -323,10 +271,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 let index = run.message;
                 snapshot.messages[index]
                     .parts
-                    .push(ChatMessagePart::Error(ErrorPart {
-                        title: None,
-                        message: error.message.clone(),
-                    }));
+                    .push(ChatMessagePart::Error(ErrorPart { title: None, message: error.message.clone() }));
             }
             snapshot.last_error = Some(error.message.clone());
             snapshot.end_run();
@@ -345,21 +290,15 @@ fn append_at_path(root: &mut Value, path: &[PathSegment], text: &str) {
                 if !node.is_object() {
                     *node = Value::Object(Map::new());
                 }
-                let Value::Object(map) = node else {
-                    unreachable!("made an object just above")
-                };
+                let Value::Object(map) = node else { unreachable!("made an object just above") };
                 map.entry(key.clone()).or_insert(Value::Null)
             }
             PathSegment::Index(index) => {
                 if !node.is_array() {
                     *node = Value::Array(Vec::new());
                 }
-                let Value::Array(items) = node else {
-                    unreachable!("made an array just above")
-                };
-                let index = usize::try_from(*index)
-                    .unwrap_or(usize::MAX)
-                    .min(items.len());
+                let Value::Array(items) = node else { unreachable!("made an array just above") };
+                let index = usize::try_from(*index).unwrap_or(usize::MAX).min(items.len());
                 if index == items.len() {
                     items.push(Value::Null);
                 }

@@ -29,19 +29,11 @@ fn user(seq: Seq, text: &str) -> ChatFrame {
 }
 
 fn delta(seq: Seq, text: &str) -> ChatFrame {
-    ChatFrame::Delta(DeltaFrame {
-        seq: Some(seq),
-        text: text.into(),
-        message_id: None,
-    })
+    ChatFrame::Delta(DeltaFrame { seq: Some(seq), text: text.into(), message_id: None })
 }
 
 fn thinking(seq: Seq, text: &str) -> ChatFrame {
-    ChatFrame::Thinking(ThinkingFrame {
-        seq: Some(seq),
-        text: text.into(),
-        message_id: None,
-    })
+    ChatFrame::Thinking(ThinkingFrame { seq: Some(seq), text: text.into(), message_id: None })
 }
 
 fn run(frames: &[ChatFrame]) -> ChatSnapshot {
@@ -54,19 +46,11 @@ fn run(frames: &[ChatFrame]) -> ChatSnapshot {
 
 #[test]
 fn prompt_then_streamed_text_makes_user_then_assistant_message() {
-    let snapshot = run(&[
-        start(1, "a1"),
-        user(2, "hi"),
-        delta(3, "Hel"),
-        delta(4, "lo"),
-    ]);
+    let snapshot = run(&[start(1, "a1"), user(2, "hi"), delta(3, "Hel"), delta(4, "lo")]);
     assert_eq!(snapshot.messages.len(), 2);
     assert_eq!(snapshot.messages[0].role, Role::User);
     assert_eq!(snapshot.messages[1].id, "a1");
-    assert_eq!(
-        snapshot.messages[1].parts,
-        vec![ChatMessagePart::text("Hello")]
-    );
+    assert_eq!(snapshot.messages[1].parts, vec![ChatMessagePart::text("Hello")]);
     assert!(snapshot.is_running());
 }
 
@@ -78,18 +62,10 @@ fn text_after_a_tool_opens_a_new_part_and_thinking_stays_separate() {
         start(1, "a1"),
         thinking(2, "hmm"),
         delta(3, "A"),
-        ChatFrame::Tool(ToolFrame {
-            seq: Some(4),
-            part,
-            message_id: None,
-        }),
+        ChatFrame::Tool(ToolFrame { seq: Some(4), part, message_id: None }),
         delta(5, "B"),
     ]);
-    let kinds: Vec<_> = snapshot.messages[0]
-        .parts
-        .iter()
-        .map(|p| p.type_name().into_owned())
-        .collect();
+    let kinds: Vec<_> = snapshot.messages[0].parts.iter().map(|p| p.type_name().into_owned()).collect();
     assert_eq!(kinds, ["thinking", "text", "tool-Bash", "text"]);
 }
 
@@ -137,19 +113,12 @@ fn a_resumed_stream_without_start_lands_on_the_named_message() {
     let mut snapshot = run(&[]);
     apply(
         &mut snapshot,
-        &ChatFrame::Delta(DeltaFrame {
-            seq: Some(7),
-            text: "par".into(),
-            message_id: Some("a9".into()),
-        }),
+        &ChatFrame::Delta(DeltaFrame { seq: Some(7), text: "par".into(), message_id: Some("a9".into()) }),
     );
     apply(&mut snapshot, &delta(8, "tial"));
     assert_eq!(snapshot.messages.len(), 1);
     assert_eq!(snapshot.messages[0].id, "a9");
-    assert_eq!(
-        snapshot.messages[0].parts,
-        vec![ChatMessagePart::text("partial")]
-    );
+    assert_eq!(snapshot.messages[0].parts, vec![ChatMessagePart::text("partial")]);
 }
 
 #[test]
@@ -182,19 +151,11 @@ fn done_replaces_the_streamed_message_and_ends_the_run() {
 fn error_frame_becomes_a_visible_error_part_and_ends_the_run() {
     let snapshot = run(&[
         start(1, "a1"),
-        ChatFrame::Error(ErrorFrame {
-            seq: Some(2),
-            message: "boom".into(),
-            run_id: None,
-            code: None,
-        }),
+        ChatFrame::Error(ErrorFrame { seq: Some(2), message: "boom".into(), run_id: None, code: None }),
     ]);
     assert_eq!(
         snapshot.messages[0].parts,
-        vec![ChatMessagePart::Error(ErrorPart {
-            title: None,
-            message: "boom".into()
-        })]
+        vec![ChatMessagePart::Error(ErrorPart { title: None, message: "boom".into() })]
     );
     assert_eq!(snapshot.last_error.as_deref(), Some("boom"));
     assert!(!snapshot.is_running());
@@ -221,4 +182,17 @@ fn retry_and_compaction_set_the_activity_line() {
         })),
     ]);
     assert_eq!(snapshot.activity.as_deref(), Some("Compacting context…"));
+}
+
+#[test]
+fn each_model_message_starts_its_own_text_part() {
+    let message_start = ChatFrame::State(StateFrame {
+        seq: Some(3),
+        state: Lifecycle { name: LifecycleName::MessageStart, message: None },
+    });
+    let snapshot = run(&[start(1, "a1"), delta(2, "first answer."), message_start, delta(4, "second")]);
+    assert_eq!(
+        snapshot.messages[0].parts,
+        vec![ChatMessagePart::text("first answer."), ChatMessagePart::text("second")]
+    );
 }

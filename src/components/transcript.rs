@@ -5,11 +5,8 @@ use leptos::prelude::*;
 use crate::chat_state::ChatSnapshot;
 use crate::protocol::{ChatMessage, ChatMessagePart};
 
-const SUGGESTIONS: [&str; 3] = [
-    "Explain what this repository does",
-    "Find and fix a failing test",
-    "Add a README section on configuration",
-];
+const SUGGESTIONS: [&str; 3] =
+    ["Explain what this repository does", "Find and fix a failing test", "Add a README section on configuration"];
 
 #[component]
 pub fn Transcript(
@@ -18,8 +15,7 @@ pub fn Transcript(
     /// Called with a suggestion's text when the user picks one.
     on_suggestion: Callback<String>,
 ) -> impl IntoView {
-    let message_ids =
-        move || chat.with(|c| c.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>());
+    let message_ids = move || chat.with(|c| c.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>());
     view! {
         <section class="transcript" data-testid="transcript" aria-live="polite">
             <Show
@@ -77,9 +73,7 @@ fn MessageRow(message: ChatMessage) -> impl IntoView {
 #[component]
 fn PartView(part: ChatMessagePart) -> impl IntoView {
     match part {
-        ChatMessagePart::Text(text) => {
-            view! { <p class="part part--text">{text.text}</p> }.into_any()
-        }
+        ChatMessagePart::Text(text) => view! { <p class="part part--text">{text.text}</p> }.into_any(),
         ChatMessagePart::Thinking(thinking) => view! {
             <details class="part part--thinking">
                 <summary>"Thinking"</summary>

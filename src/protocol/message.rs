@@ -72,9 +72,7 @@ impl ChatMessagePart {
     pub fn as_tool(&self) -> Option<&ChatToolPart> {
         match self {
             ChatMessagePart::Tool(tool) => Some(tool),
-            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => {
-                None
-            }
+            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
         }
     }
 }
@@ -137,9 +135,7 @@ impl ToolState {
     pub fn is_terminal(self) -> bool {
         match self {
             ToolState::OutputAvailable | ToolState::OutputError | ToolState::OutputDenied => true,
-            ToolState::InputStreaming
-            | ToolState::InputAvailable
-            | ToolState::ApprovalRequested => false,
+            ToolState::InputStreaming | ToolState::InputAvailable | ToolState::ApprovalRequested => false,
         }
     }
 }
@@ -162,11 +158,7 @@ pub struct ChatToolPart {
 pub const TOOL_PART_PREFIX: &str = "tool-";
 
 impl ChatToolPart {
-    pub fn new(
-        tool_name: impl Into<String>,
-        tool_call_id: impl Into<String>,
-        state: ToolState,
-    ) -> Self {
+    pub fn new(tool_name: impl Into<String>, tool_call_id: impl Into<String>, state: ToolState) -> Self {
         ChatToolPart {
             tool_name: tool_name.into(),
             tool_call_id: tool_call_id.into(),
@@ -185,15 +177,7 @@ impl ChatToolPart {
     }
 }
 
-const TOOL_FIELDS: [&str; 7] = [
-    "type",
-    "toolCallId",
-    "state",
-    "index",
-    "input",
-    "output",
-    "errorText",
-];
+const TOOL_FIELDS: [&str; 7] = ["type", "toolCallId", "state", "index", "input", "output", "errorText"];
 
 impl Serialize for ChatToolPart {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -233,32 +217,24 @@ impl<'de> Deserialize<'de> for ChatToolPart {
 fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, String> {
     let part_type = take_string(&mut map, "type")?;
     let Some(tool_name) = part_type.strip_prefix(TOOL_PART_PREFIX) else {
-        return Err(format!(
-            "field `type`: expected `tool-<Name>`, found `{part_type}`"
-        ));
+        return Err(format!("field `type`: expected `tool-<Name>`, found `{part_type}`"));
     };
     if tool_name.is_empty() {
         return Err("field `type`: the tool name after `tool-` is empty".into());
     }
     let tool_call_id = take_string(&mut map, "toolCallId")?;
     let state = match map.shift_remove("state") {
-        Some(value) => {
-            serde_json::from_value::<ToolState>(value).map_err(|e| format!("field `state`: {e}"))?
-        }
+        Some(value) => serde_json::from_value::<ToolState>(value).map_err(|e| format!("field `state`: {e}"))?,
         None => return Err("missing field `state`".into()),
     };
     let index = match take_optional(&mut map, "index") {
-        Some(value) => {
-            Some(serde_json::from_value::<u32>(value).map_err(|e| format!("field `index`: {e}"))?)
-        }
+        Some(value) => Some(serde_json::from_value::<u32>(value).map_err(|e| format!("field `index`: {e}"))?),
         None => None,
     };
     let error_text = match take_optional(&mut map, "errorText") {
         Some(Value::String(text)) => Some(text),
         Some(other) => {
-            return Err(format!(
-                "field `errorText`: expected a string, found {other}"
-            ));
+            return Err(format!("field `errorText`: expected a string, found {other}"));
         }
         None => None,
     };
@@ -311,9 +287,7 @@ impl<'de> Deserialize<'de> for ChatMessagePart {
         let part_type = match map.get("type") {
             Some(Value::String(text)) => text.clone(),
             Some(other) => {
-                return Err(D::Error::custom(format!(
-                    "field `type`: expected a string, found {other}"
-                )));
+                return Err(D::Error::custom(format!("field `type`: expected a string, found {other}")));
             }
             None => return Err(D::Error::missing_field("type")),
         };

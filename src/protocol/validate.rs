@@ -23,12 +23,7 @@ const EXCERPT_CHARS: usize = 120;
 impl FrameError {
     fn new(field: Option<String>, message: impl Into<String>, line_text: &[u8]) -> Self {
         let text = String::from_utf8_lossy(line_text);
-        FrameError {
-            line: None,
-            field,
-            message: message.into(),
-            excerpt: text.chars().take(EXCERPT_CHARS).collect(),
-        }
+        FrameError { line: None, field, message: message.into(), excerpt: text.chars().take(EXCERPT_CHARS).collect() }
     }
 
     pub fn at_line(mut self, line: u64) -> Self {
@@ -56,47 +51,28 @@ fn diagnose(line: &[u8], fast_error: &serde_json::Error) -> FrameError {
         Err(syntax) => {
             return FrameError::new(
                 None,
-                format!(
-                    "invalid JSON at column {}: {}",
-                    syntax.column(),
-                    strip_position(&syntax)
-                ),
+                format!("invalid JSON at column {}: {}", syntax.column(), strip_position(&syntax)),
                 line,
             );
         }
     };
     let Value::Object(object) = &value else {
-        return FrameError::new(
-            None,
-            format!("expected a JSON object, found {}", kind_of(&value)),
-            line,
-        );
+        return FrameError::new(None, format!("expected a JSON object, found {}", kind_of(&value)), line);
     };
     let frame_type = match object.get("type") {
         None => {
-            return FrameError::new(
-                Some("type".into()),
-                "missing; every frame names its `type`",
-                line,
-            );
+            return FrameError::new(Some("type".into()), "missing; every frame names its `type`", line);
         }
         Some(Value::String(name)) => name,
         Some(other) => {
-            return FrameError::new(
-                Some("type".into()),
-                format!("expected a string, found {}", kind_of(other)),
-                line,
-            );
+            return FrameError::new(Some("type".into()), format!("expected a string, found {}", kind_of(other)), line);
         }
     };
     let Some(frame_type) = FrameType::parse(frame_type) else {
         let known: Vec<&str> = FrameType::ALL.iter().map(|t| t.as_str()).collect();
         return FrameError::new(
             Some("type".into()),
-            format!(
-                "unknown frame type `{frame_type}`, expected one of {}",
-                known.join(", ")
-            ),
+            format!("unknown frame type `{frame_type}`, expected one of {}", known.join(", ")),
             line,
         );
     };
@@ -111,9 +87,7 @@ fn diagnose(line: &[u8], fast_error: &serde_json::Error) -> FrameError {
         FrameType::Plan => payload_error::<super::PlanFrame>(&value),
         FrameType::State => payload_error::<super::StateFrame>(&value),
         FrameType::Queue => payload_error::<super::QueueFrame>(&value),
-        FrameType::Compaction => {
-            phased_error::<super::CompactionStart, super::CompactionEnd>(&value)
-        }
+        FrameType::Compaction => phased_error::<super::CompactionStart, super::CompactionEnd>(&value),
         FrameType::Retry => phased_error::<super::RetryStart, super::RetryEnd>(&value),
         FrameType::Done => payload_error::<super::DoneFrame>(&value),
         FrameType::Error => payload_error::<super::ErrorFrame>(&value),
@@ -138,24 +112,15 @@ fn payload_error<T: DeserializeOwned>(value: &Value) -> Option<(Option<String>, 
     }
 }
 
-fn phased_error<S: DeserializeOwned, E: DeserializeOwned>(
-    value: &Value,
-) -> Option<(Option<String>, String)> {
+fn phased_error<S: DeserializeOwned, E: DeserializeOwned>(value: &Value) -> Option<(Option<String>, String)> {
     match value.get("phase") {
         Some(Value::String(phase)) if phase == "start" => payload_error::<S>(value),
         Some(Value::String(phase)) if phase == "end" => payload_error::<E>(value),
-        Some(Value::String(phase)) => Some((
-            Some("phase".into()),
-            format!("unknown phase `{phase}`, expected `start` or `end`"),
-        )),
-        Some(other) => Some((
-            Some("phase".into()),
-            format!("expected a string, found {}", kind_of(other)),
-        )),
-        None => Some((
-            Some("phase".into()),
-            "missing; expected `start` or `end`".into(),
-        )),
+        Some(Value::String(phase)) => {
+            Some((Some("phase".into()), format!("unknown phase `{phase}`, expected `start` or `end`")))
+        }
+        Some(other) => Some((Some("phase".into()), format!("expected a string, found {}", kind_of(other)))),
+        None => Some((Some("phase".into()), "missing; expected `start` or `end`".into())),
     }
 }
 

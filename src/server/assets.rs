@@ -8,8 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use axum::body::Body;
 use axum::http::header::{
-    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY,
-    X_CONTENT_TYPE_OPTIONS,
+    ACCEPT_ENCODING, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, ETAG, IF_NONE_MATCH, VARY, X_CONTENT_TYPE_OPTIONS,
 };
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
@@ -69,13 +68,7 @@ struct Found<'a> {
 impl SiteAssets {
     /// The embedded site when this binary has one, else the site root on disk.
     pub fn detect(site_root: impl Into<PathBuf>) -> Self {
-        if EMBEDDED.is_empty() {
-            SiteAssets::Disk {
-                site_root: site_root.into(),
-            }
-        } else {
-            SiteAssets::Embedded
-        }
+        if EMBEDDED.is_empty() { SiteAssets::Disk { site_root: site_root.into() } } else { SiteAssets::Embedded }
     }
 
     pub fn describe(&self) -> String {
@@ -96,10 +89,7 @@ impl SiteAssets {
                 .collect(),
             SiteAssets::Disk { site_root } => std::fs::read_dir(site_root.join(pkg_dir))
                 .map(|entries| {
-                    entries
-                        .filter_map(|e| e.ok())
-                        .filter_map(|e| e.file_name().into_string().ok())
-                        .collect()
+                    entries.filter_map(|e| e.ok()).filter_map(|e| e.file_name().into_string().ok()).collect()
                 })
                 .unwrap_or_default(),
         }
@@ -117,16 +107,10 @@ impl SiteAssets {
                     .is_some_and(is_content_hash)
             });
             let plain = format!("{output_name}.{extension}");
-            let name = hashed
-                .cloned()
-                .or_else(|| names.contains(&plain).then_some(plain))?;
+            let name = hashed.cloned().or_else(|| names.contains(&plain).then_some(plain))?;
             Some(format!("/{pkg_dir}/{name}"))
         };
-        Some(PageAssets {
-            script: find("js")?,
-            wasm: find("wasm")?,
-            stylesheet: find("css")?,
-        })
+        Some(PageAssets { script: find("js")?, wasm: find("wasm")?, stylesheet: find("css")? })
     }
 
     /// Answers a GET for `url_path`, or `None` when there is no such file.
@@ -141,11 +125,7 @@ impl SiteAssets {
                     (_, Some(gzip)) if accepted.gzip => (gzip, Encoding::Gzip),
                     _ => (asset.identity, Encoding::Identity),
                 };
-                Found {
-                    body: body.into(),
-                    encoding,
-                    fingerprint: asset.fingerprint.into(),
-                }
+                Found { body: body.into(), encoding, fingerprint: asset.fingerprint.into() }
             }
             SiteAssets::Disk { site_root } => read_from_disk(&site_root.join(&relative), accepted)?,
         };
@@ -172,11 +152,7 @@ fn read_from_disk(path: &Path, accepted: Accepted) -> Option<Found<'static>> {
     } else {
         (identity, Encoding::Identity)
     };
-    Some(Found {
-        body: body.into(),
-        encoding,
-        fingerprint,
-    })
+    Some(Found { body: body.into(), encoding, fingerprint })
 }
 
 fn respond_with(relative: &str, found: Found<'_>, request_headers: &HeaderMap) -> Response {
@@ -184,11 +160,7 @@ fn respond_with(relative: &str, found: Found<'_>, request_headers: &HeaderMap) -
         Some(coding) => format!("\"{}-{coding}\"", found.fingerprint),
         None => format!("\"{}\"", found.fingerprint),
     };
-    let cache_control = if is_hashed_file_name(relative) {
-        IMMUTABLE
-    } else {
-        REVALIDATE
-    };
+    let cache_control = if is_hashed_file_name(relative) { IMMUTABLE } else { REVALIDATE };
     let not_modified = request_headers
         .get_all(IF_NONE_MATCH)
         .iter()
@@ -205,10 +177,7 @@ fn respond_with(relative: &str, found: Found<'_>, request_headers: &HeaderMap) -
     } else {
         let mut response = Response::new(Body::from(found.body.into_owned()));
         let headers = response.headers_mut();
-        headers.insert(
-            CONTENT_TYPE,
-            HeaderValue::from_static(content_type(relative)),
-        );
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type(relative)));
         if let Some(coding) = found.encoding.header() {
             headers.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
         }
@@ -219,10 +188,7 @@ fn respond_with(relative: &str, found: Found<'_>, request_headers: &HeaderMap) -
     headers.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     // Fingerprints and codings are ASCII hex, digits and letters, always a valid header value.
-    headers.insert(
-        ETAG,
-        HeaderValue::from_str(&etag).expect("an ETag built from hex digits is a valid header"),
-    );
+    headers.insert(ETAG, HeaderValue::from_str(&etag).expect("an ETag built from hex digits is a valid header"));
     response
 }
 
@@ -235,24 +201,12 @@ struct Accepted {
 /// Which of our encodings the client accepts (`q=0` means "not this one").
 fn accepted_encodings(headers: &HeaderMap) -> Accepted {
     let mut accepted = Accepted::default();
-    for value in headers
-        .get_all(ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-    {
+    for value in headers.get_all(ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()) {
         for item in value.split(',') {
             let mut pieces = item.split(';');
-            let coding = pieces
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .to_ascii_lowercase();
+            let coding = pieces.next().unwrap_or_default().trim().to_ascii_lowercase();
             let refused = pieces.any(|param| {
-                param
-                    .trim()
-                    .strip_prefix("q=")
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
+                param.trim().strip_prefix("q=").and_then(|q| q.trim().parse::<f32>().ok()).is_some_and(|q| q <= 0.0)
             });
             match coding.as_str() {
                 "br" => accepted.brotli = !refused,
@@ -274,10 +228,7 @@ fn safe_relative_path(url_path: &str) -> Option<String> {
     if relative.is_empty() || relative.contains('\\') {
         return None;
     }
-    Path::new(relative)
-        .components()
-        .all(|c| matches!(c, Component::Normal(_)))
-        .then(|| relative.to_owned())
+    Path::new(relative).components().all(|c| matches!(c, Component::Normal(_))).then(|| relative.to_owned())
 }
 
 /// `name.<hash>.ext` as written by cargo-leptos' `hash-files` (URL-safe base64 of the content hash).
@@ -291,18 +242,11 @@ fn is_hashed_file_name(relative: &str) -> bool {
 }
 
 fn is_content_hash(text: &str) -> bool {
-    text.len() >= 16
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    text.len() >= 16 && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 fn content_type(path: &str) -> &'static str {
-    let extension = path
-        .rsplit('.')
-        .next()
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let extension = path.rsplit('.').next().unwrap_or_default().to_ascii_lowercase();
     match extension.as_str() {
         "html" => "text/html; charset=utf-8",
         "js" | "mjs" => "text/javascript; charset=utf-8",
@@ -347,17 +291,8 @@ mod tests {
 
     #[test]
     fn paths_that_climb_out_of_the_site_are_refused() {
-        assert_eq!(
-            safe_relative_path("/pkg/app.js").as_deref(),
-            Some("pkg/app.js")
-        );
-        for bad in [
-            "/../etc/passwd",
-            "/pkg/../../x",
-            "/",
-            "/pkg\\..\\x",
-            "//etc/passwd",
-        ] {
+        assert_eq!(safe_relative_path("/pkg/app.js").as_deref(), Some("pkg/app.js"));
+        for bad in ["/../etc/passwd", "/pkg/../../x", "/", "/pkg\\..\\x", "//etc/passwd"] {
             assert_eq!(safe_relative_path(bad), None, "{bad}");
         }
     }
@@ -375,40 +310,21 @@ mod tests {
         std::fs::create_dir_all(dir.join("pkg")).unwrap();
         std::fs::write(dir.join("pkg/app.css"), "body{}").unwrap();
         std::fs::write(dir.join("pkg/app.css.br"), "BR").unwrap();
-        let site = SiteAssets::Disk {
-            site_root: dir.clone(),
-        };
+        let site = SiteAssets::Disk { site_root: dir.clone() };
 
-        let br = site
-            .respond("/pkg/app.css", &headers(&[("accept-encoding", "gzip, br")]))
-            .unwrap();
+        let br = site.respond("/pkg/app.css", &headers(&[("accept-encoding", "gzip, br")])).unwrap();
         assert_eq!(br.headers()[CONTENT_ENCODING], "br");
         assert_eq!(br.headers()[CONTENT_TYPE], "text/css; charset=utf-8");
         let etag = br.headers()[ETAG].clone();
 
-        let plain = site
-            .respond("/pkg/app.css", &headers(&[("accept-encoding", "gzip")]))
-            .unwrap();
-        assert!(
-            plain.headers().get(CONTENT_ENCODING).is_none(),
-            "no .gz twin, so identity"
-        );
-        assert_ne!(
-            plain.headers()[ETAG],
-            etag,
-            "each encoding has its own ETag"
-        );
+        let plain = site.respond("/pkg/app.css", &headers(&[("accept-encoding", "gzip")])).unwrap();
+        assert!(plain.headers().get(CONTENT_ENCODING).is_none(), "no .gz twin, so identity");
+        assert_ne!(plain.headers()[ETAG], etag, "each encoding has its own ETag");
 
         let mut conditional = headers(&[("accept-encoding", "br")]);
         conditional.insert(IF_NONE_MATCH, etag);
-        assert_eq!(
-            site.respond("/pkg/app.css", &conditional).unwrap().status(),
-            StatusCode::NOT_MODIFIED
-        );
-        assert!(
-            site.respond("/pkg/missing.css", &HeaderMap::new())
-                .is_none()
-        );
+        assert_eq!(site.respond("/pkg/app.css", &conditional).unwrap().status(), StatusCode::NOT_MODIFIED);
+        assert!(site.respond("/pkg/missing.css", &HeaderMap::new()).is_none());
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -6,11 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(
-    name = "chatwire",
-    version,
-    about = "Self-hosted web chat UI for coding agents"
-)]
+#[command(name = "chatwire", version, about = "Self-hosted web chat UI for coding agents")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -23,6 +19,17 @@ pub struct Cli {
 pub enum Command {
     /// Run the web server (the default).
     Serve(ServeArgs),
+    /// Read agent events (pi RPC JSONL) and print, as NDJSON, the frames a browser viewing that session would receive.
+    Map(MapArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MapArgs {
+    /// The JSONL file to read [default: standard input].
+    pub file: Option<PathBuf>,
+    /// The session id the frames name.
+    #[arg(long, default_value = "session")]
+    pub session_id: String,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -35,15 +42,22 @@ pub struct ServeArgs {
     pub data_dir: Option<PathBuf>,
 }
 
+/// What the command line asks for.
+pub enum Action {
+    Serve(ServeArgs),
+    Map(MapArgs),
+}
+
 impl Cli {
-    /// The serve flags, whether given before or after the `serve` subcommand.
-    pub fn serve_args(self) -> ServeArgs {
+    /// The action, with the serve flags merged whether given before or after `serve`.
+    pub fn action(self) -> Action {
         match self.command {
-            Some(Command::Serve(args)) => ServeArgs {
+            Some(Command::Serve(args)) => Action::Serve(ServeArgs {
                 addr: args.addr.or(self.serve.addr),
                 data_dir: args.data_dir.or(self.serve.data_dir),
-            },
-            None => self.serve,
+            }),
+            Some(Command::Map(args)) => Action::Map(args),
+            None => Action::Serve(self.serve),
         }
     }
 }
@@ -54,11 +68,7 @@ impl ServeArgs {
     }
 
     pub fn data_dir(&self) -> PathBuf {
-        self.data_dir.clone().unwrap_or_else(|| {
-            dirs::data_dir()
-                .unwrap_or_else(|| PathBuf::from("."))
-                .join("chatwire")
-        })
+        self.data_dir.clone().unwrap_or_else(|| dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("chatwire"))
     }
 }
 
@@ -68,21 +78,20 @@ mod tests {
 
     #[test]
     fn serve_flags_work_with_and_without_the_subcommand() {
-        let with = Cli::parse_from([
-            "chatwire",
-            "serve",
-            "--addr",
-            "127.0.0.1:0",
-            "--data-dir",
-            "/tmp/x",
-        ])
-        .serve_args();
-        let without =
-            Cli::parse_from(["chatwire", "--addr", "127.0.0.1:0", "--data-dir", "/tmp/x"])
-                .serve_args();
-        for args in [with, without] {
+        let with = Cli::parse_from(["chatwire", "serve", "--addr", "127.0.0.1:0", "--data-dir", "/tmp/x"]).action();
+        let without = Cli::parse_from(["chatwire", "--addr", "127.0.0.1:0", "--data-dir", "/tmp/x"]).action();
+        for action in [with, without] {
+            let Action::Serve(args) = action else { panic!("expected serve") };
             assert_eq!(args.addr, Some("127.0.0.1:0".parse().unwrap()));
             assert_eq!(args.data_dir(), PathBuf::from("/tmp/x"));
         }
+    }
+
+    #[test]
+    fn map_takes_a_file_or_reads_stdin() {
+        let Action::Map(args) = Cli::parse_from(["chatwire", "map", "events.jsonl"]).action() else { panic!("map") };
+        assert_eq!(args.file, Some(PathBuf::from("events.jsonl")));
+        let Action::Map(args) = Cli::parse_from(["chatwire", "map"]).action() else { panic!("map") };
+        assert_eq!(args.file, None);
     }
 }

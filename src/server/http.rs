@@ -36,9 +36,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
             let options = render_state.leptos.clone();
-            let page_assets = render_state
-                .assets
-                .page_assets(&options.output_name, &options.site_pkg_dir);
+            let page_assets = render_state.assets.page_assets(&options.output_name, &options.site_pkg_dir);
             if page_assets.is_none() {
                 tracing::error!(
                     "the page's script, WASM or stylesheet is missing from {}",
@@ -60,24 +58,15 @@ async fn health(State(state): State<AppState>) -> Json<HealthResponse> {
 }
 
 async fn unknown_api_route(request: Request) -> Response {
-    let body = ErrorBody {
-        message: format!("no API route {} {}", request.method(), request.uri().path()),
-    };
+    let body = ErrorBody { message: format!("no API route {} {}", request.method(), request.uri().path()) };
     (StatusCode::NOT_FOUND, Json(body)).into_response()
 }
 
 async fn static_file(State(state): State<AppState>, request: Request) -> Response {
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return (
-            StatusCode::METHOD_NOT_ALLOWED,
-            "only GET and HEAD are served here\n",
-        )
-            .into_response();
+        return (StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD are served here\n").into_response();
     }
-    match state
-        .assets
-        .respond(request.uri().path(), request.headers())
-    {
+    match state.assets.respond(request.uri().path(), request.headers()) {
         Some(response) => response,
         None => (StatusCode::NOT_FOUND, "not found\n").into_response(),
     }

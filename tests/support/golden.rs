@@ -3,9 +3,7 @@
 use std::path::{Path, PathBuf};
 
 pub fn golden_path(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name)
 }
 
 /// Compares `actual` with the stored golden file.
@@ -18,18 +16,10 @@ pub fn assert_golden(name: &str, actual: &str) {
         std::fs::write(&path, actual).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
         return;
     }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "reading golden {}: {e} (run with UPDATE_GOLDEN=1 to create it)",
-            path.display()
-        )
-    });
-    let actual_path = path.with_extension(format!(
-        "{}.actual",
-        path.extension()
-            .and_then(|e| e.to_str())
-            .unwrap_or_default()
-    ));
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading golden {}: {e} (run with UPDATE_GOLDEN=1 to create it)", path.display()));
+    let actual_path =
+        path.with_extension(format!("{}.actual", path.extension().and_then(|e| e.to_str()).unwrap_or_default()));
     if expected != actual {
         std::fs::write(&actual_path, actual).expect("writing the .actual file beside the golden");
         let first_difference = expected

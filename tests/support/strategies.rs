@@ -44,15 +44,7 @@ pub fn tool_state() -> impl Strategy<Value = ToolState> {
 }
 
 pub fn tool_part() -> impl Strategy<Value = ChatToolPart> {
-    let reserved = [
-        "type",
-        "toolCallId",
-        "state",
-        "index",
-        "input",
-        "output",
-        "errorText",
-    ];
+    let reserved = ["type", "toolCallId", "state", "index", "input", "output", "errorText"];
     (
         prop_oneof!["[A-Z][A-Za-z]{0,10}", "mcp__[a-z]{1,6}__[a-z_]{1,8}"],
         id(),
@@ -61,54 +53,32 @@ pub fn tool_part() -> impl Strategy<Value = ChatToolPart> {
         option::of(json_object()),
         option::of(json_object()),
         option::of(text()),
-        vec(
-            (
-                "x[a-zA-Z]{1,8}",
-                json_value().prop_filter("extra fields are never null", |v| !v.is_null()),
-            ),
-            0..3,
-        ),
+        vec(("x[a-zA-Z]{1,8}", json_value().prop_filter("extra fields are never null", |v| !v.is_null())), 0..3),
     )
-        .prop_map(
-            move |(name, call_id, state, index, input, output, error_text, extra)| ChatToolPart {
-                tool_name: name,
-                tool_call_id: call_id,
-                state,
-                index,
-                input,
-                output,
-                error_text,
-                extra: extra
-                    .into_iter()
-                    .filter(|(k, _)| !reserved.contains(&k.as_str()))
-                    .collect(),
-            },
-        )
+        .prop_map(move |(name, call_id, state, index, input, output, error_text, extra)| ChatToolPart {
+            tool_name: name,
+            tool_call_id: call_id,
+            state,
+            index,
+            input,
+            output,
+            error_text,
+            extra: extra.into_iter().filter(|(k, _)| !reserved.contains(&k.as_str())).collect(),
+        })
 }
 
 pub fn part() -> impl Strategy<Value = ChatMessagePart> {
     prop_oneof![
         text().prop_map(ChatMessagePart::text),
         text().prop_map(ChatMessagePart::thinking),
-        (option::of(text()), text())
-            .prop_map(|(title, message)| ChatMessagePart::Error(ErrorPart { title, message })),
+        (option::of(text()), text()).prop_map(|(title, message)| ChatMessagePart::Error(ErrorPart { title, message })),
         tool_part().prop_map(ChatMessagePart::tool),
     ]
 }
 
 pub fn message() -> impl Strategy<Value = ChatMessage> {
-    (
-        id(),
-        prop_oneof![Just(Role::User), Just(Role::Assistant)],
-        vec(part(), 0..4),
-        option::of(any::<u64>()),
-    )
-        .prop_map(|(id, role, parts, created_at)| ChatMessage {
-            id,
-            role,
-            parts,
-            created_at,
-        })
+    (id(), prop_oneof![Just(Role::User), Just(Role::Assistant)], vec(part(), 0..4), option::of(any::<u64>()))
+        .prop_map(|(id, role, parts, created_at)| ChatMessage { id, role, parts, created_at })
 }
 
 fn seq() -> impl Strategy<Value = Option<Seq>> {
@@ -132,101 +102,54 @@ fn plan_state() -> impl Strategy<Value = ChatPlanState> {
         ),
         option::of(text()),
     )
-        .prop_map(
-            |(mode, executing, pending_decision, completed, total, todos, message)| ChatPlanState {
-                mode,
-                executing,
-                pending_decision,
-                completed,
-                total,
-                todos,
-                message,
-            },
-        )
+        .prop_map(|(mode, executing, pending_decision, completed, total, todos, message)| ChatPlanState {
+            mode,
+            executing,
+            pending_decision,
+            completed,
+            total,
+            todos,
+            message,
+        })
 }
 
 pub fn path_segment() -> impl Strategy<Value = PathSegment> {
-    prop_oneof![
-        any::<u64>().prop_map(PathSegment::Index),
-        id().prop_map(PathSegment::Key)
-    ]
+    prop_oneof![any::<u64>().prop_map(PathSegment::Index), id().prop_map(PathSegment::Key)]
 }
 
 /// Any frame of the contract.
 pub fn frame() -> impl Strategy<Value = ChatFrame> {
     prop_oneof![
-        (
-            seq(),
-            id(),
-            id(),
-            id(),
-            option::of(text()),
-            option::of(any::<bool>()),
-            option::of(vec(text(), 0..3))
-        )
-            .prop_map(
-                |(seq, id, run_id, session_id, session_file, session_reset, diagnostics)| {
-                    ChatFrame::Start(StartFrame {
-                        seq,
-                        id,
-                        run_id,
-                        session_id,
-                        session_file,
-                        session_reset,
-                        diagnostics,
-                    })
-                }
-            ),
-        (seq(), message())
-            .prop_map(|(seq, message)| ChatFrame::Message(MessageFrame { seq, message })),
-        (seq(), text(), option::of(id())).prop_map(|(seq, text, message_id)| ChatFrame::Delta(
-            DeltaFrame {
-                seq,
-                text,
-                message_id
-            }
-        )),
-        (seq(), text(), option::of(id())).prop_map(|(seq, text, message_id)| ChatFrame::Thinking(
-            ThinkingFrame {
-                seq,
-                text,
-                message_id
-            }
-        )),
+        (seq(), id(), id(), id(), option::of(text()), option::of(any::<bool>()), option::of(vec(text(), 0..3)))
+            .prop_map(|(seq, id, run_id, session_id, session_file, session_reset, diagnostics)| {
+                ChatFrame::Start(StartFrame { seq, id, run_id, session_id, session_file, session_reset, diagnostics })
+            }),
+        (seq(), message()).prop_map(|(seq, message)| ChatFrame::Message(MessageFrame { seq, message })),
+        (seq(), text(), option::of(id())).prop_map(|(seq, text, message_id)| ChatFrame::Delta(DeltaFrame {
+            seq,
+            text,
+            message_id
+        })),
+        (seq(), text(), option::of(id())).prop_map(|(seq, text, message_id)| ChatFrame::Thinking(ThinkingFrame {
+            seq,
+            text,
+            message_id
+        })),
         (seq(), id(), id(), any::<u32>(), option::of(id())).prop_map(
             |(seq, tool_call_id, tool_name, index, message_id)| {
-                ChatFrame::ToolDraft(ToolDraftFrame {
-                    seq,
-                    tool_call_id,
-                    tool_name,
-                    index,
-                    message_id,
-                })
+                ChatFrame::ToolDraft(ToolDraftFrame { seq, tool_call_id, tool_name, index, message_id })
             }
         ),
-        (
-            seq(),
-            id(),
-            vec(path_segment(), 0..3),
-            text(),
-            option::of(id())
-        )
-            .prop_map(|(seq, tool_call_id, path, text, message_id)| {
-                ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
-                    seq,
-                    tool_call_id,
-                    path,
-                    text,
-                    message_id,
-                })
-            }),
-        (seq(), tool_part(), option::of(id())).prop_map(|(seq, part, message_id)| ChatFrame::Tool(
-            ToolFrame {
-                seq,
-                part,
-                message_id
+        (seq(), id(), vec(path_segment(), 0..3), text(), option::of(id())).prop_map(
+            |(seq, tool_call_id, path, text, message_id)| {
+                ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame { seq, tool_call_id, path, text, message_id })
             }
-        )),
+        ),
+        (seq(), tool_part(), option::of(id())).prop_map(|(seq, part, message_id)| ChatFrame::Tool(ToolFrame {
+            seq,
+            part,
+            message_id
+        })),
         (seq(), plan_state(), option::of(text())).prop_map(|(seq, state, message)| {
             ChatFrame::Plan(PlanFrame {
                 seq,
@@ -238,36 +161,14 @@ pub fn frame() -> impl Strategy<Value = ChatFrame> {
                 state,
             })
         }),
-        (
-            seq(),
-            proptest::sample::select(LifecycleName::ALL.to_vec()),
-            option::of(text())
-        )
-            .prop_map(|(seq, name, message)| ChatFrame::State(StateFrame {
-                seq,
-                state: Lifecycle { name, message }
-            })),
-        (seq(), vec(text(), 0..3), vec(text(), 0..3)).prop_map(|(seq, steering, follow_up)| {
-            ChatFrame::Queue(QueueFrame {
-                seq,
-                steering,
-                follow_up,
-            })
-        }),
-        (seq(), reason()).prop_map(
-            |(seq, reason)| ChatFrame::Compaction(CompactionFrame::Start(CompactionStart {
-                seq,
-                reason
-            }))
-        ),
-        (
-            seq(),
-            reason(),
-            any::<bool>(),
-            any::<bool>(),
-            option::of(text())
-        )
-            .prop_map(|(seq, reason, aborted, will_retry, error_message)| {
+        (seq(), proptest::sample::select(LifecycleName::ALL.to_vec()), option::of(text()))
+            .prop_map(|(seq, name, message)| ChatFrame::State(StateFrame { seq, state: Lifecycle { name, message } })),
+        (seq(), vec(text(), 0..3), vec(text(), 0..3))
+            .prop_map(|(seq, steering, follow_up)| { ChatFrame::Queue(QueueFrame { seq, steering, follow_up }) }),
+        (seq(), reason())
+            .prop_map(|(seq, reason)| ChatFrame::Compaction(CompactionFrame::Start(CompactionStart { seq, reason }))),
+        (seq(), reason(), any::<bool>(), any::<bool>(), option::of(text())).prop_map(
+            |(seq, reason, aborted, will_retry, error_message)| {
                 ChatFrame::Compaction(CompactionFrame::End(CompactionEnd {
                     seq,
                     reason,
@@ -275,56 +176,23 @@ pub fn frame() -> impl Strategy<Value = ChatFrame> {
                     will_retry,
                     error_message,
                 }))
-            }),
+            }
+        ),
         (seq(), any::<u32>(), any::<u32>(), any::<u64>(), text()).prop_map(
             |(seq, attempt, max_attempts, delay_ms, error_message)| {
-                ChatFrame::Retry(RetryFrame::Start(RetryStart {
-                    seq,
-                    attempt,
-                    max_attempts,
-                    delay_ms,
-                    error_message,
-                }))
+                ChatFrame::Retry(RetryFrame::Start(RetryStart { seq, attempt, max_attempts, delay_ms, error_message }))
             }
         ),
-        (seq(), any::<bool>(), any::<u32>(), option::of(text())).prop_map(
-            |(seq, success, attempt, final_error)| {
-                ChatFrame::Retry(RetryFrame::End(RetryEnd {
-                    seq,
-                    success,
-                    attempt,
-                    final_error,
-                }))
+        (seq(), any::<bool>(), any::<u32>(), option::of(text())).prop_map(|(seq, success, attempt, final_error)| {
+            ChatFrame::Retry(RetryFrame::End(RetryEnd { seq, success, attempt, final_error }))
+        }),
+        (seq(), id(), message(), id(), option::of(text()), option::of(any::<bool>())).prop_map(
+            |(seq, run_id, message, session_id, session_file, session_reset)| {
+                ChatFrame::Done(DoneFrame { seq, run_id, message, session_id, session_file, session_reset })
             }
         ),
-        (
-            seq(),
-            id(),
-            message(),
-            id(),
-            option::of(text()),
-            option::of(any::<bool>())
-        )
-            .prop_map(
-                |(seq, run_id, message, session_id, session_file, session_reset)| {
-                    ChatFrame::Done(DoneFrame {
-                        seq,
-                        run_id,
-                        message,
-                        session_id,
-                        session_file,
-                        session_reset,
-                    })
-                }
-            ),
-        (seq(), text(), option::of(id()), option::of(id())).prop_map(
-            |(seq, message, run_id, code)| ChatFrame::Error(ErrorFrame {
-                seq,
-                message,
-                run_id,
-                code
-            })
-        ),
+        (seq(), text(), option::of(id()), option::of(id()))
+            .prop_map(|(seq, message, run_id, code)| ChatFrame::Error(ErrorFrame { seq, message, run_id, code })),
         Just(ChatFrame::Ping),
     ]
 }

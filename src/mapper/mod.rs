@@ -1,0 +1,593 @@
+//! `EventMapper`: agent events (pi's RPC dialect) → chat frames, following the table in DESIGN.md §5. Pure: clock and ids are injected.
+//!
+//! One run is one assistant message. A run opens at `agent_start` (or when the
+//! server opens it with the user's prompt) and stays open across pi's retries
+//! (a retry is a new `agent_start … agent_end`), steering and follow-ups; it
+//! ends when the runtime has settled, with `done` carrying the message the
+//! shared reducer built from the very frames sent — or `error` when nothing
+//! renderable came out.
+
+mod args_scanner;
+mod replay;
+mod tool_output;
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde_json::{Map, Value};
+
+pub use self::args_scanner::{ArgsScanner, ArgsText};
+pub use self::replay::{MAX_EVENT_LINE_BYTES, ReplayReport, replay};
+pub use self::tool_output::{normalize_output, tool_part_name};
+use crate::chat_state::{ChatSnapshot, apply};
+use crate::protocol::*;
+use crate::runtime::event::{
+    AgentEvent, AgentMessage, AssistantMessageEvent, MessageRole, StopReason, ToolCallHeader, ToolResult, UiRequest,
+};
+
+/// Milliseconds since the Unix epoch.
+pub type Clock = Box<dyn FnMut() -> u64 + Send>;
+/// Makes a fresh id; the argument says what it is for (`run`, `msg`).
+pub type IdGenerator = Box<dyn FnMut(&str) -> String + Send>;
+
+/// Events the mapper saw but had nothing to show for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MapperStats {
+    pub events: u64,
+    /// Known types with nothing to show, and events outside any run that need one.
+    pub ignored: u64,
+    /// Types this version does not know, by name.
+    pub unknown: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone)]
+struct ToolTrack {
+    part_name: String,
+    state: ToolState,
+    index: Option<u32>,
+    input: Option<Value>,
+}
+
+#[derive(Debug, Default)]
+struct RunState {
+    run_id: String,
+    message_id: String,
+    created_at: u64,
+    /// The server logged the prompt itself; pi's echo of it must not make a second `message`.
+    prompt_logged: bool,
+    agent_active: bool,
+    /// `auto_retry_start` seen, its `auto_retry_end` not yet.
+    retry_pending: bool,
+    /// `agent_end` seen: the run ends unless a retry or more agent work follows.
+    awaiting_settle: bool,
+    aborted: bool,
+    stopped_at_length: bool,
+    /// The provider error of the latest attempt, if it failed.
+    provider_error: Option<String>,
+    tools: HashMap<String, ToolTrack>,
+    /// Tool calls in arrival order, to close unfinished ones in a stable order.
+    tool_order: Vec<String>,
+    /// `contentIndex` → tool call id, for the model message being streamed.
+    content_tools: HashMap<usize, String>,
+    tool_calls_in_message: u32,
+    scanners: HashMap<String, ArgsScanner>,
+}
+
+pub struct EventMapper {
+    session_id: String,
+    clock: Clock,
+    ids: IdGenerator,
+    snapshot: ChatSnapshot,
+    run: Option<RunState>,
+    stats: MapperStats,
+}
+
+const INTERRUPTED_TOOL: &str = "the run ended before this tool finished";
+
+impl EventMapper {
+    pub fn new(session_id: impl Into<String>, clock: Clock, ids: IdGenerator) -> Self {
+        EventMapper {
+            session_id: session_id.into(),
+            clock,
+            ids,
+            snapshot: ChatSnapshot::default(),
+            run: None,
+            stats: MapperStats::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &MapperStats {
+        &self.stats
+    }
+
+    pub fn is_run_open(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// The transcript as the frames sent so far build it.
+    pub fn snapshot(&self) -> &ChatSnapshot {
+        &self.snapshot
+    }
+
+    fn emit(&mut self, frame: ChatFrame, out: &mut Vec<ChatFrame>) {
+        apply(&mut self.snapshot, &frame);
+        out.push(frame);
+    }
+
+    /// Opens a run: `start`, then the user's prompt as a `message` when the server has it.
+    pub fn open_run(&mut self, prompt: Option<ChatMessage>) -> Vec<ChatFrame> {
+        let mut out = Vec::new();
+        if self.run.is_some() {
+            out.extend(self.settle());
+        }
+        let run = RunState {
+            run_id: (self.ids)("run"),
+            message_id: (self.ids)("msg"),
+            created_at: (self.clock)(),
+            prompt_logged: prompt.is_some(),
+            ..RunState::default()
+        };
+        let start = ChatFrame::Start(StartFrame {
+            seq: None,
+            id: run.message_id.clone(),
+            run_id: run.run_id.clone(),
+            session_id: self.session_id.clone(),
+            session_file: None,
+            session_reset: None,
+            diagnostics: None,
+        });
+        self.run = Some(run);
+        self.emit(start, &mut out);
+        if let Some(message) = prompt {
+            self.emit(ChatFrame::Message(MessageFrame { seq: None, message }), &mut out);
+        }
+        out
+    }
+
+    /// Maps one event to the frames a viewer of the session receives.
+    pub fn map(&mut self, event: AgentEvent) -> Vec<ChatFrame> {
+        self.stats.events += 1;
+        let mut out = Vec::new();
+        match event {
+            AgentEvent::AgentStart => {
+                let continues = self.run.as_ref().is_some_and(|run| !run.awaiting_settle || run.retry_pending);
+                if !continues {
+                    out.extend(self.open_run(None));
+                }
+                let run = self.run_mut();
+                run.agent_active = true;
+                run.awaiting_settle = false;
+                self.emit(lifecycle(LifecycleName::AgentStart, None), &mut out);
+            }
+            AgentEvent::AgentEnd => {
+                if let Some(run) = self.run.as_mut() {
+                    run.agent_active = false;
+                    run.awaiting_settle = true;
+                    self.emit(lifecycle(LifecycleName::AgentEnd, None), &mut out);
+                } else {
+                    self.stats.ignored += 1;
+                }
+            }
+            AgentEvent::AgentSettled => out.extend(self.settle()),
+            AgentEvent::TurnStart => self.in_run(lifecycle(LifecycleName::TurnStart, None), &mut out),
+            AgentEvent::TurnEnd => self.in_run(lifecycle(LifecycleName::TurnEnd, None), &mut out),
+            AgentEvent::MessageStart(message) => self.message_start(message, &mut out),
+            AgentEvent::MessageEnd(message) => self.message_end(message, &mut out),
+            AgentEvent::MessageUpdate(update) => self.message_update(update, &mut out),
+            AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
+                self.ensure_run(&mut out);
+                let track = self.track_tool(&tool_call_id, &tool_name);
+                let unchanged = track.state == ToolState::InputAvailable && track.input.as_ref() == Some(&args);
+                if !unchanged {
+                    self.tool_frame(&tool_call_id, ToolState::InputAvailable, non_null(args), None, None, &mut out);
+                }
+            }
+            AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
+                self.ensure_run(&mut out);
+                let track = self.track_tool(&tool_call_id, &tool_name).clone();
+                let input = non_null(args).or(track.input);
+                let output = normalize_output(
+                    &track.part_name,
+                    input.as_ref().unwrap_or(&Value::Null),
+                    &partial_result,
+                    false,
+                    false,
+                );
+                self.tool_frame(&tool_call_id, ToolState::InputAvailable, input, Some(output), None, &mut out);
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error } => {
+                self.ensure_run(&mut out);
+                let track = self.track_tool(&tool_call_id, &tool_name).clone();
+                self.finish_tool(&tool_call_id, track, &result, is_error, &mut out);
+            }
+            AgentEvent::QueueUpdate { steering, follow_up } => {
+                self.emit(ChatFrame::Queue(QueueFrame { seq: None, steering, follow_up }), &mut out)
+            }
+            AgentEvent::CompactionStart { reason } => {
+                // A manual compaction happens between runs: the one that just ended is over.
+                if reason == CompactionReason::Manual && self.run.as_ref().is_some_and(|r| r.awaiting_settle) {
+                    out.extend(self.settle());
+                }
+                let frame = ChatFrame::Compaction(CompactionFrame::Start(CompactionStart { seq: None, reason }));
+                self.emit(frame, &mut out);
+            }
+            AgentEvent::CompactionEnd { reason, aborted, will_retry, error_message } => {
+                let end = CompactionEnd { seq: None, reason, aborted, will_retry, error_message };
+                self.emit(ChatFrame::Compaction(CompactionFrame::End(end)), &mut out);
+            }
+            AgentEvent::AutoRetryStart { attempt, max_attempts, delay_ms, error_message } => {
+                if let Some(run) = self.run.as_mut() {
+                    run.retry_pending = true;
+                    run.awaiting_settle = false;
+                    // The failed attempt is reported by this frame; only the last attempt's error may reach `done`.
+                    run.provider_error = None;
+                }
+                let start = RetryStart { seq: None, attempt, max_attempts, delay_ms, error_message };
+                self.emit(ChatFrame::Retry(RetryFrame::Start(start)), &mut out);
+            }
+            AgentEvent::AutoRetryEnd { success, attempt, final_error } => {
+                let end = RetryEnd { seq: None, success, attempt, final_error: final_error.clone() };
+                self.emit(ChatFrame::Retry(RetryFrame::End(end)), &mut out);
+                if let Some(run) = self.run.as_mut() {
+                    run.retry_pending = false;
+                    if !success {
+                        run.provider_error = final_error.or(run.provider_error.take());
+                        if !run.agent_active {
+                            out.extend(self.settle());
+                        }
+                    }
+                }
+            }
+            AgentEvent::ExtensionUiRequest(request) => self.ui_request(request, &mut out),
+            AgentEvent::Response(_) => {
+                // A command answered while the agent is idle: nothing more is coming for the run that ended.
+                if self.run.as_ref().is_some_and(|run| run.awaiting_settle && !run.retry_pending) {
+                    out.extend(self.settle());
+                }
+            }
+            AgentEvent::Ignored(_) => self.stats.ignored += 1,
+            AgentEvent::Unknown(kind) => *self.stats.unknown.entry(kind).or_default() += 1,
+        }
+        out
+    }
+
+    fn run_mut(&mut self) -> &mut RunState {
+        // Every caller opens a run first (`ensure_run` / `open_run`).
+        self.run.as_mut().expect("a run is open here")
+    }
+
+    /// Events that only make sense inside a run open one when a stream starts mid-run.
+    fn ensure_run(&mut self, out: &mut Vec<ChatFrame>) {
+        if self.run.is_none() {
+            out.extend(self.open_run(None));
+        }
+    }
+
+    fn in_run(&mut self, frame: ChatFrame, out: &mut Vec<ChatFrame>) {
+        if self.run.is_some() {
+            self.emit(frame, out);
+        } else {
+            self.stats.ignored += 1;
+        }
+    }
+
+    fn message_start(&mut self, message: AgentMessage, out: &mut Vec<ChatFrame>) {
+        match message.role {
+            MessageRole::User => {
+                self.ensure_run(out);
+                let run = self.run_mut();
+                if std::mem::take(&mut run.prompt_logged) {
+                    return;
+                }
+                let created_at = message.timestamp.unwrap_or_else(|| (self.clock)());
+                let user = ChatMessage {
+                    id: (self.ids)("msg"),
+                    role: Role::User,
+                    parts: vec![ChatMessagePart::text(message.text)],
+                    created_at: Some(created_at),
+                };
+                self.emit(ChatFrame::Message(MessageFrame { seq: None, message: user }), out);
+            }
+            MessageRole::Assistant => {
+                self.ensure_run(out);
+                let run = self.run_mut();
+                run.content_tools.clear();
+                run.tool_calls_in_message = 0;
+                self.emit(lifecycle(LifecycleName::MessageStart, None), out);
+            }
+            MessageRole::ToolResult | MessageRole::Other => {}
+        }
+    }
+
+    fn message_end(&mut self, message: AgentMessage, out: &mut Vec<ChatFrame>) {
+        if message.role != MessageRole::Assistant {
+            return;
+        }
+        self.ensure_run(out);
+        let run = self.run_mut();
+        let note = match &message.stop_reason {
+            Some(StopReason::Error) => {
+                let error = message.error_message.clone().unwrap_or_else(|| "the model call failed".into());
+                run.provider_error = Some(error.clone());
+                Some(error)
+            }
+            Some(StopReason::Aborted) => {
+                run.aborted = true;
+                message.error_message.clone()
+            }
+            Some(StopReason::Length) => {
+                run.stopped_at_length = true;
+                None
+            }
+            Some(StopReason::Stop | StopReason::ToolUse | StopReason::Other(_)) | None => {
+                run.stopped_at_length = false;
+                None
+            }
+        };
+        self.emit(lifecycle(LifecycleName::MessageEnd, note), out);
+    }
+
+    fn message_update(&mut self, update: AssistantMessageEvent, out: &mut Vec<ChatFrame>) {
+        self.ensure_run(out);
+        match update {
+            AssistantMessageEvent::TextDelta { delta, .. } => {
+                if !delta.is_empty() {
+                    self.emit(ChatFrame::Delta(DeltaFrame { seq: None, text: delta, message_id: None }), out);
+                }
+            }
+            AssistantMessageEvent::ThinkingDelta { delta, .. } => {
+                if !delta.is_empty() {
+                    self.emit(ChatFrame::Thinking(ThinkingFrame { seq: None, text: delta, message_id: None }), out);
+                }
+            }
+            AssistantMessageEvent::ToolcallStart { content_index, call } => {
+                if let Some(call) = call {
+                    self.draft_tool(content_index, call, out);
+                }
+            }
+            AssistantMessageEvent::ToolcallDelta { content_index, delta, call } => {
+                let known = self.run_mut().content_tools.get(&content_index).cloned();
+                let id = match (known, call) {
+                    (Some(id), _) => id,
+                    (None, Some(call)) => self.draft_tool(content_index, call, out),
+                    (None, None) => {
+                        self.stats.ignored += 1;
+                        return;
+                    }
+                };
+                let pieces = self.run_mut().scanners.entry(id.clone()).or_default().feed(&delta);
+                for piece in pieces {
+                    let frame = ToolArgsDeltaFrame {
+                        seq: None,
+                        tool_call_id: id.clone(),
+                        path: piece.path,
+                        text: piece.text,
+                        message_id: None,
+                    };
+                    self.emit(ChatFrame::ToolArgsDelta(frame), out);
+                }
+            }
+            AssistantMessageEvent::ToolcallEnd { content_index, call } => {
+                let header = ToolCallHeader { id: call.id.clone(), name: call.name.clone() };
+                if !self.run_mut().tools.contains_key(&call.id) {
+                    self.draft_tool(content_index, header, out);
+                }
+                self.run_mut().scanners.remove(&call.id);
+                self.tool_frame(&call.id, ToolState::InputAvailable, non_null(call.arguments), None, None, out);
+            }
+            AssistantMessageEvent::Other(_) => {}
+        }
+    }
+
+    /// Opens a tool row for a call the model started writing; returns its id.
+    fn draft_tool(&mut self, content_index: usize, call: ToolCallHeader, out: &mut Vec<ChatFrame>) -> String {
+        let run = self.run_mut();
+        run.content_tools.insert(content_index, call.id.clone());
+        if run.tools.contains_key(&call.id) {
+            return call.id;
+        }
+        let index = run.tool_calls_in_message;
+        run.tool_calls_in_message += 1;
+        let part_name = tool_part_name(&call.name);
+        run.tool_order.push(call.id.clone());
+        run.tools.insert(
+            call.id.clone(),
+            ToolTrack {
+                part_name: part_name.clone(),
+                state: ToolState::InputStreaming,
+                index: Some(index),
+                input: None,
+            },
+        );
+        let frame =
+            ToolDraftFrame { seq: None, tool_call_id: call.id.clone(), tool_name: part_name, index, message_id: None };
+        self.emit(ChatFrame::ToolDraft(frame), out);
+        call.id
+    }
+
+    /// The tracked tool call, registering one that was never drafted (runtimes without streaming).
+    fn track_tool(&mut self, tool_call_id: &str, tool_name: &str) -> &ToolTrack {
+        if !self.run_mut().tools.contains_key(tool_call_id) {
+            let run = self.run_mut();
+            run.tool_order.push(tool_call_id.to_owned());
+            run.tools.insert(
+                tool_call_id.to_owned(),
+                ToolTrack {
+                    part_name: tool_part_name(tool_name),
+                    state: ToolState::InputStreaming,
+                    index: None,
+                    input: None,
+                },
+            );
+        }
+        &self.run_mut().tools[tool_call_id]
+    }
+
+    fn tool_frame(
+        &mut self,
+        tool_call_id: &str,
+        state: ToolState,
+        input: Option<Value>,
+        output: Option<Value>,
+        error_text: Option<String>,
+        out: &mut Vec<ChatFrame>,
+    ) {
+        let run = self.run_mut();
+        let Some(track) = run.tools.get_mut(tool_call_id) else {
+            return;
+        };
+        track.state = state;
+        if input.is_some() {
+            track.input = input;
+        }
+        let part = ChatToolPart {
+            tool_name: track.part_name.clone(),
+            tool_call_id: tool_call_id.to_owned(),
+            state,
+            index: track.index,
+            input: track.input.clone(),
+            output,
+            error_text,
+            extra: Map::new(),
+        };
+        self.emit(ChatFrame::Tool(ToolFrame { seq: None, part, message_id: None }), out);
+    }
+
+    fn finish_tool(
+        &mut self,
+        tool_call_id: &str,
+        track: ToolTrack,
+        result: &ToolResult,
+        is_error: bool,
+        out: &mut Vec<ChatFrame>,
+    ) {
+        let output =
+            normalize_output(&track.part_name, track.input.as_ref().unwrap_or(&Value::Null), result, true, is_error);
+        let (state, error_text) = if is_error {
+            // A command's output is already in `output`; its last line says why it failed ("Command aborted").
+            let message = match track.part_name.as_str() {
+                "Bash" => result.text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or_default(),
+                _ => result.text.as_str(),
+            }
+            .trim();
+            let message = if message.is_empty() { "the tool failed".to_owned() } else { message.to_owned() };
+            (ToolState::OutputError, Some(message))
+        } else {
+            (ToolState::OutputAvailable, None)
+        };
+        self.tool_frame(tool_call_id, state, None, Some(output), error_text, out);
+    }
+
+    fn ui_request(&mut self, request: UiRequest, out: &mut Vec<ChatFrame>) {
+        match request.method.as_str() {
+            "select" | "confirm" | "input" => {
+                self.ensure_run(out);
+                let id = format!("ui-{}", request.id);
+                let mut input = request.fields;
+                input.shift_remove("type");
+                input.shift_remove("id");
+                let run = self.run_mut();
+                run.tool_order.push(id.clone());
+                run.tools.insert(
+                    id.clone(),
+                    ToolTrack {
+                        part_name: "Question".into(),
+                        state: ToolState::InputStreaming,
+                        index: None,
+                        input: None,
+                    },
+                );
+                self.tool_frame(&id, ToolState::InputAvailable, Some(Value::Object(input)), None, None, out);
+            }
+            _ => self.stats.ignored += 1,
+        }
+    }
+
+    /// Ends the open run: closes unfinished tools, then `state{agent_settled}` and `done` — or `error` when nothing renderable came out.
+    pub fn settle(&mut self) -> Vec<ChatFrame> {
+        let mut out = Vec::new();
+        let Some(run) = self.run.as_ref() else {
+            return out;
+        };
+        let unfinished: Vec<String> =
+            run.tool_order.iter().filter(|id| !run.tools[*id].state.is_terminal()).cloned().collect();
+        for id in unfinished {
+            self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL.into()), &mut out);
+        }
+        self.emit(lifecycle(LifecycleName::AgentSettled, None), &mut out);
+        let run = self.run.take().expect("checked above");
+        let message = self.snapshot.message(&run.message_id).cloned().unwrap_or_else(|| ChatMessage {
+            id: run.message_id.clone(),
+            role: Role::Assistant,
+            parts: Vec::new(),
+            created_at: None,
+        });
+        let renderable = message.parts.iter().any(|part| match part {
+            ChatMessagePart::Text(text) => !text.text.trim().is_empty(),
+            ChatMessagePart::Tool(_) => true,
+            ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => false,
+        });
+        let terminal = match (renderable, run.aborted, run.provider_error) {
+            (false, true, _) => Err(("the run was stopped before the agent answered".to_owned(), "aborted")),
+            (false, false, Some(error)) => Err((error, "provider_error")),
+            (false, false, None) => Err(("the model returned an empty response".to_owned(), "empty_response")),
+            (true, aborted, provider_error) => {
+                let mut message = message;
+                message.created_at = Some(run.created_at);
+                if let Some(error) = provider_error.filter(|_| !aborted) {
+                    message.parts.push(ChatMessagePart::Error(ErrorPart {
+                        title: Some("Provider error".into()),
+                        message: error,
+                    }));
+                } else if run.stopped_at_length && !aborted {
+                    message.parts.push(ChatMessagePart::Error(ErrorPart {
+                        title: Some("Answer cut off".into()),
+                        message: "the model reached its output limit; the answer may be incomplete".into(),
+                    }));
+                }
+                Ok(message)
+            }
+        };
+        let frame = match terminal {
+            Ok(message) => ChatFrame::Done(DoneFrame {
+                seq: None,
+                run_id: run.run_id,
+                message,
+                session_id: self.session_id.clone(),
+                session_file: None,
+                session_reset: None,
+            }),
+            Err((message, code)) => {
+                ChatFrame::Error(ErrorFrame { seq: None, message, run_id: Some(run.run_id), code: Some(code.into()) })
+            }
+        };
+        self.emit(frame, &mut out);
+        out
+    }
+
+    /// Ends the open run with an error (a runtime that died or sent malformed data); the partial answer stays in the transcript.
+    pub fn fail(&mut self, message: impl Into<String>, code: &str) -> Vec<ChatFrame> {
+        let mut out = Vec::new();
+        let run_id = match self.run.as_ref() {
+            Some(run) => {
+                let unfinished: Vec<String> =
+                    run.tool_order.iter().filter(|id| !run.tools[*id].state.is_terminal()).cloned().collect();
+                for id in unfinished {
+                    self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL.into()), &mut out);
+                }
+                self.run.take().map(|run| run.run_id)
+            }
+            None => None,
+        };
+        let frame = ErrorFrame { seq: None, message: message.into(), run_id, code: Some(code.into()) };
+        self.emit(ChatFrame::Error(frame), &mut out);
+        out
+    }
+}
+
+fn lifecycle(name: LifecycleName, message: Option<String>) -> ChatFrame {
+    ChatFrame::State(StateFrame { seq: None, state: Lifecycle { name, message } })
+}
+
+fn non_null(value: Value) -> Option<Value> {
+    (!value.is_null()).then_some(value)
+}

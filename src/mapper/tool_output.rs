@@ -1,0 +1,150 @@
+//! Tool names as parts (`bash` → `tool-Bash`) and runtime results normalized per tool kind (DESIGN.md §2).
+
+use serde_json::{Map, Value, json};
+
+use crate::runtime::event::ToolResult;
+
+/// The `<Name>` of a tool part: the names DESIGN.md lists, MCP tools unchanged, others in PascalCase.
+pub fn tool_part_name(tool: &str) -> String {
+    let known = match tool {
+        "bash" => "Bash",
+        "read" => "Read",
+        "write" => "Write",
+        "edit" => "Edit",
+        "grep" => "Grep",
+        "glob" | "find" => "Glob",
+        "ls" => "Ls",
+        "todo_write" => "TodoWrite",
+        "plan_write" => "PlanWrite",
+        "web_search" => "WebSearch",
+        "question" | "ask_user" => "Question",
+        "task" => "Task",
+        "ipython" => "IPython",
+        _ => "",
+    };
+    if !known.is_empty() {
+        return known.to_owned();
+    }
+    if tool.starts_with("mcp__") || tool.chars().next().is_some_and(char::is_uppercase) {
+        return tool.to_owned();
+    }
+    // snake_case or kebab-case → PascalCase; nothing else is changed.
+    tool.split(['_', '-'])
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            let mut chars = word.chars();
+            chars.next().map(|first| first.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The last line pi appends to the output of a command that failed.
+const EXIT_CODE_PREFIX: &str = "Command exited with code ";
+
+/// The `output` of a finished (or running) tool, shaped for its renderer.
+pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, finished: bool, is_error: bool) -> Value {
+    let details = result.details.as_ref();
+    match part_name {
+        "Bash" => {
+            let mut output = result.text.clone();
+            let mut exit_code = None;
+            if let Some(at) = output.rfind(EXIT_CODE_PREFIX)
+                && let Ok(code) = output[at + EXIT_CODE_PREFIX.len()..].trim().parse::<i64>()
+            {
+                exit_code = Some(code);
+                output.truncate(at);
+                output.truncate(output.trim_end_matches('\n').len());
+            }
+            if finished && !is_error && exit_code.is_none() {
+                exit_code = Some(0);
+            }
+            let mut map = Map::new();
+            map.insert("output".into(), Value::String(output));
+            if let Some(code) = exit_code {
+                map.insert("exitCode".into(), code.into());
+            }
+            insert_truncation(&mut map, details);
+            Value::Object(map)
+        }
+        "Read" => {
+            let mut map = Map::new();
+            map.insert("content".into(), Value::String(result.text.clone()));
+            if details.and_then(|d| d.get("truncation")).is_some() {
+                map.insert("truncated".into(), true.into());
+            }
+            Value::Object(map)
+        }
+        "Write" => {
+            let bytes = args.get("content").and_then(Value::as_str).map(str::len).unwrap_or(0);
+            json!({ "bytes": bytes })
+        }
+        "Edit" => {
+            let mut map = Map::new();
+            let diff = details.and_then(|d| d.get("diff")).and_then(Value::as_str).unwrap_or_default();
+            map.insert("diff".into(), Value::String(diff.to_owned()));
+            if let Some(line) = details.and_then(|d| d.get("firstChangedLine")).filter(|v| v.is_u64()) {
+                map.insert("firstChangedLine".into(), line.clone());
+            }
+            Value::Object(map)
+        }
+        "Grep" | "Glob" | "Ls" => {
+            let matches: Vec<Value> =
+                result.text.lines().filter(|l| !l.is_empty()).map(|l| Value::String(l.to_owned())).collect();
+            json!({ "matches": matches })
+        }
+        "TodoWrite" | "PlanWrite" => {
+            let todos = args.get("todos").cloned().unwrap_or_else(|| Value::Array(Vec::new()));
+            json!({ "todos": todos })
+        }
+        "Question" => json!({ "answer": result.text }),
+        _ => {
+            let mut map = Map::new();
+            map.insert("text".into(), Value::String(result.text.clone()));
+            if let Some(details) = details {
+                map.insert("details".into(), details.clone());
+            }
+            Value::Object(map)
+        }
+    }
+}
+
+fn insert_truncation(map: &mut Map<String, Value>, details: Option<&Value>) {
+    let Some(details) = details else { return };
+    if details.get("truncation").is_some_and(|t| !t.is_null()) {
+        map.insert("truncated".into(), true.into());
+    }
+    if let Some(path) = details.get("fullOutputPath").and_then(Value::as_str) {
+        map.insert("fullOutputPath".into(), Value::String(path.to_owned()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_follow_the_design_table() {
+        for (raw, part) in [
+            ("bash", "Bash"),
+            ("todo_write", "TodoWrite"),
+            ("web_search", "WebSearch"),
+            ("ls", "Ls"),
+            ("ask_user", "Question"),
+            ("ipython", "IPython"),
+            ("mcp__github__search_issues", "mcp__github__search_issues"),
+            ("web_fetch", "WebFetch"),
+            ("Task", "Task"),
+        ] {
+            assert_eq!(tool_part_name(raw), part, "{raw}");
+        }
+    }
+
+    #[test]
+    fn bash_output_takes_the_exit_code_off_the_text() {
+        let result = ToolResult { text: "boom\n\nCommand exited with code 2".into(), details: None };
+        let output = normalize_output("Bash", &Value::Null, &result, true, true);
+        assert_eq!(output, json!({"output": "boom", "exitCode": 2}));
+        let ok = ToolResult { text: "hi\n".into(), details: None };
+        assert_eq!(normalize_output("Bash", &Value::Null, &ok, true, false), json!({"output": "hi\n", "exitCode": 0}));
+    }
+}

@@ -1,0 +1,304 @@
+//! The mapper over genuine pi RPC recordings: every line parses, frames match the goldens, and the run invariants hold.
+
+mod support;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use chatwire::mapper::{EventMapper, replay};
+use chatwire::ndjson::decode_all;
+use chatwire::protocol::*;
+use chatwire::runtime::event::AgentEvent;
+use serde_json::Value;
+use support::golden::assert_golden;
+
+fn vectors_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/pi-rpc")
+}
+
+/// `(scenario, path)` of every recording of pi's stdout, sorted.
+fn recordings() -> Vec<(String, PathBuf)> {
+    let mut found: Vec<(String, PathBuf)> = std::fs::read_dir(vectors_dir())
+        .expect("the vectors are in the repository")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter_map(|path| {
+            let name = path.file_name()?.to_str()?.to_owned();
+            let scenario = name.strip_suffix(".jsonl")?;
+            (!scenario.ends_with(".commands")).then(|| (scenario.to_owned(), path))
+        })
+        .collect();
+    found.sort();
+    assert!(found.len() >= 9, "expected the nine pi recordings, found {}", found.len());
+    found
+}
+
+fn deterministic_mapper() -> EventMapper {
+    let mut counter = 0;
+    EventMapper::new(
+        "session-1",
+        Box::new(|| 1_800_000_000_000),
+        Box::new(move |kind| {
+            counter += 1;
+            format!("{kind}-{counter}")
+        }),
+    )
+}
+
+fn map_file(path: &Path) -> (String, EventMapper) {
+    let mut mapper = deterministic_mapper();
+    let mut out = Vec::new();
+    let mut diagnostics = Vec::new();
+    let file = std::fs::File::open(path).expect("a vector opens");
+    let report = replay(&mut mapper, file, &mut out, &mut diagnostics).expect("replay writes to memory");
+    assert_eq!(report.bad_lines, 0, "{}: {}", path.display(), String::from_utf8_lossy(&diagnostics));
+    (String::from_utf8(out).expect("frames are UTF-8"), mapper)
+}
+
+fn frames_of(ndjson: &str) -> Vec<ChatFrame> {
+    decode_all(ndjson.as_bytes()).into_iter().map(|r| r.expect("the mapper writes valid frames")).collect()
+}
+
+#[test]
+fn the_copies_equal_the_shared_recordings() {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/vectors/pi-rpc");
+    if !shared.is_dir() {
+        return;
+    }
+    for entry in std::fs::read_dir(&shared).unwrap() {
+        let original = entry.unwrap().path();
+        let copy = vectors_dir().join(original.file_name().unwrap());
+        assert_eq!(std::fs::read(&original).unwrap(), std::fs::read(&copy).unwrap(), "{} differs", copy.display());
+    }
+}
+
+#[test]
+fn every_line_of_every_recording_parses() {
+    let mut unknown = BTreeMap::new();
+    let mut lines = 0;
+    for (_, path) in recordings() {
+        for (number, line) in std::fs::read_to_string(&path).unwrap().lines().enumerate() {
+            lines += 1;
+            match AgentEvent::parse(line) {
+                Ok(AgentEvent::Unknown(kind)) => *unknown.entry(kind).or_insert(0) += 1,
+                Ok(_) => {}
+                Err(e) => panic!("{}:{}: {e}", path.display(), number + 1),
+            }
+        }
+    }
+    assert!(lines >= 900, "only {lines} lines read");
+    assert!(unknown.is_empty(), "pi 0.73.1 types the mapper does not know: {unknown:?}");
+}
+
+#[test]
+fn frames_match_the_golden_files() {
+    for (scenario, path) in recordings() {
+        let (ndjson, _) = map_file(&path);
+        assert_golden(&format!("pi-rpc/{scenario}.ndjson"), &ndjson);
+    }
+}
+
+/// The frames of one run: `start` … terminal.
+fn runs(frames: &[ChatFrame]) -> Vec<&[ChatFrame]> {
+    let mut runs = Vec::new();
+    let mut start = None;
+    for (i, frame) in frames.iter().enumerate() {
+        match frame {
+            ChatFrame::Start(_) => {
+                assert!(start.is_none(), "a run started inside another at frame {i}");
+                start = Some(i);
+            }
+            ChatFrame::Done(_) | ChatFrame::Error(_) => {
+                let from = start.take().unwrap_or_else(|| panic!("terminal frame {i} outside any run"));
+                runs.push(&frames[from..=i]);
+            }
+            other => {
+                let allowed_outside = matches!(other, ChatFrame::Compaction(_) | ChatFrame::Queue(_));
+                assert!(start.is_some() || allowed_outside, "{:?} outside any run (frame {i})", other.frame_type());
+            }
+        }
+    }
+    assert!(start.is_none(), "the last run never ended");
+    runs
+}
+
+fn assert_no_null_fields(value: &Value, path: &str) {
+    match value {
+        Value::Null => panic!("null at {path}"),
+        Value::Array(items) => {
+            items.iter().enumerate().for_each(|(i, v)| assert_no_null_fields(v, &format!("{path}[{i}]")))
+        }
+        Value::Object(map) => {
+            for (key, v) in map {
+                // Tool arguments and results are the tools' own JSON; null is a value there.
+                if key != "input" && key != "output" {
+                    assert_no_null_fields(v, &format!("{path}.{key}"));
+                }
+            }
+        }
+        Value::Bool(_) | Value::Number(_) | Value::String(_) => {}
+    }
+}
+
+#[test]
+fn run_invariants_hold_on_every_recording() {
+    for (scenario, path) in recordings() {
+        let (ndjson, _) = map_file(&path);
+        for line in ndjson.lines() {
+            assert_no_null_fields(&serde_json::from_str(line).unwrap(), &scenario);
+        }
+        let frames = frames_of(&ndjson);
+        assert!(matches!(frames.first(), Some(ChatFrame::Start(_))), "{scenario}: the first frame is not start");
+        for (i, frame) in frames.iter().enumerate() {
+            assert_eq!(frame.seq(), Some(i as u64 + 1), "{scenario}: seq is not +1 at frame {i}");
+        }
+        for run in runs(&frames) {
+            let deltas: String = run
+                .iter()
+                .filter_map(|f| match f {
+                    ChatFrame::Delta(d) => Some(d.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            let mut last_tool_state = HashMap::new();
+            for frame in run {
+                if let ChatFrame::Tool(tool) = frame {
+                    last_tool_state.insert(tool.part.tool_call_id.clone(), tool.part.state);
+                }
+            }
+            for (id, state) in &last_tool_state {
+                assert!(state.is_terminal(), "{scenario}: tool {id} ended in {state:?}");
+            }
+            match run.last().unwrap() {
+                ChatFrame::Done(done) => {
+                    let text: String = done
+                        .message
+                        .parts
+                        .iter()
+                        .filter_map(|p| match p {
+                            ChatMessagePart::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    assert_eq!(text, deltas, "{scenario}: done text is not the concatenated deltas");
+                    assert!(!text.trim().is_empty() || !last_tool_state.is_empty(), "{scenario}: empty done");
+                }
+                ChatFrame::Error(error) => assert!(!error.message.is_empty()),
+                _ => unreachable!("runs() ends every run at its terminal frame"),
+            }
+        }
+    }
+}
+
+#[test]
+fn streamed_arguments_concatenate_to_the_final_string_arguments() {
+    let mut calls_checked = 0;
+    for (scenario, path) in recordings() {
+        let (ndjson, _) = map_file(&path);
+        let mut streamed: HashMap<(String, String), String> = HashMap::new();
+        let mut finals: HashMap<String, Value> = HashMap::new();
+        for frame in frames_of(&ndjson) {
+            match frame {
+                ChatFrame::ToolArgsDelta(args) => {
+                    let key = (args.tool_call_id.clone(), serde_json::to_string(&args.path).unwrap());
+                    streamed.entry(key).or_default().push_str(&args.text);
+                }
+                ChatFrame::Tool(tool)
+                    if tool.part.state == ToolState::InputAvailable
+                        && !finals.contains_key(&tool.part.tool_call_id) =>
+                {
+                    if let Some(input) = tool.part.input {
+                        finals.insert(tool.part.tool_call_id, input);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for ((call, path), text) in &streamed {
+            let segments: Vec<PathSegment> = serde_json::from_str(path).unwrap();
+            let mut value = &finals[call];
+            for segment in &segments {
+                value = match segment {
+                    PathSegment::Key(k) => &value[k.as_str()],
+                    PathSegment::Index(i) => &value[*i as usize],
+                };
+            }
+            assert_eq!(value.as_str(), Some(text.as_str()), "{scenario}: {call} {path}");
+        }
+        let streamed_calls: std::collections::HashSet<_> = streamed.keys().map(|(call, _)| call).collect();
+        calls_checked += streamed_calls.len();
+        // Every string argument of every streamed call arrived through tool_args_delta.
+        for call in streamed_calls {
+            if let Value::Object(args) = &finals[call] {
+                for (key, value) in args {
+                    if let Value::String(text) = value
+                        && !text.is_empty()
+                    {
+                        let path = serde_json::to_string(&[key]).unwrap();
+                        assert_eq!(
+                            streamed.get(&(call.clone(), path.clone())),
+                            Some(text),
+                            "{scenario}: {call} {path} not streamed"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(calls_checked >= 5, "only {calls_checked} streamed tool calls in the vectors");
+}
+
+#[test]
+fn older_and_newer_pi_dialects_map_the_same() {
+    let lines = [
+        r#"{"type":"agent_start"}"#,
+        r#"{"type":"message_start","message":{"role":"assistant","content":[]}}"#,
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"hi"}}"#,
+        r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"stopReason":"stop"}}"#,
+        r#"{"type":"agent_end","messages":[]}"#,
+        r#"{"type":"auto_compaction_start","reason":"threshold"}"#,
+        r#"{"type":"auto_compaction_end","reason":"threshold","aborted":false,"willRetry":false}"#,
+        r#"{"type":"agent_settled"}"#,
+        r#"{"type":"some_future_event","x":1}"#,
+    ];
+    let mut mapper = deterministic_mapper();
+    let mut out = Vec::new();
+    replay(&mut mapper, lines.join("\n").as_bytes(), &mut out, std::io::sink()).unwrap();
+    let frames = frames_of(std::str::from_utf8(&out).unwrap());
+    let types: Vec<&str> = frames.iter().map(|f| f.frame_type().as_str()).collect();
+    assert_eq!(
+        types,
+        ["start", "state", "state", "delta", "state", "state", "compaction", "compaction", "state", "done"],
+        "agent_settled ends the run at once; auto_compaction_* become compaction frames"
+    );
+    assert_eq!(mapper.stats().unknown.get("some_future_event"), Some(&1));
+}
+
+#[test]
+fn a_bad_line_ends_its_run_with_an_error_frame_and_the_next_runs_still_map() {
+    let input = concat!(
+        r#"{"type":"agent_start"}"#,
+        "\n",
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"par"}}"#,
+        "\n",
+        "this is not json\n",
+        r#"{"type":"agent_start"}"#,
+        "\n",
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"ok"}}"#,
+        "\n",
+        r#"{"type":"agent_end","messages":[]}"#,
+        "\n",
+    );
+    let mut mapper = deterministic_mapper();
+    let mut out = Vec::new();
+    let mut diagnostics = Vec::new();
+    let report = replay(&mut mapper, input.as_bytes(), &mut out, &mut diagnostics).unwrap();
+    assert_eq!(report.bad_lines, 1);
+    assert!(String::from_utf8(diagnostics).unwrap().starts_with("line 3: not JSON"));
+    let frames = frames_of(std::str::from_utf8(&out).unwrap());
+    let terminals: Vec<&ChatFrame> = frames.iter().filter(|f| f.is_terminal()).collect();
+    assert_eq!(terminals.len(), 2);
+    let ChatFrame::Error(error) = terminals[0] else { panic!("the bad line ends the first run with error") };
+    assert!(error.message.starts_with("agent runtime sent malformed data: line 3"), "{}", error.message);
+    let ChatFrame::Done(done) = terminals[1] else { panic!("the second run completes") };
+    assert_eq!(done.message.parts, vec![ChatMessagePart::text("ok")]);
+}
