@@ -474,7 +474,13 @@ impl EventMapper {
         } else {
             (ToolState::OutputAvailable, None)
         };
+        let todos = (!is_error && matches!(track.part_name.as_str(), "TodoWrite" | "PlanWrite"))
+            .then(|| output.get("todos").and_then(Value::as_array).cloned())
+            .flatten();
         self.tool_frame(tool_call_id, state, None, Some(output), error_text, out);
+        if let Some(todos) = todos {
+            self.emit(plan_frame(&todos), out);
+        }
     }
 
     fn ui_request(&mut self, request: UiRequest, out: &mut Vec<ChatFrame>) {
@@ -582,6 +588,39 @@ impl EventMapper {
         self.emit(ChatFrame::Error(frame), &mut out);
         out
     }
+}
+
+/// The checklist of a `todo_write` as plan progress: the UI's progress line reads `completed` of `total`.
+fn plan_frame(todos: &[Value]) -> ChatFrame {
+    let todos: Vec<PlanTodo> = todos
+        .iter()
+        .enumerate()
+        .map(|(i, todo)| PlanTodo {
+            step: i as u32 + 1,
+            text: todo.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            completed: todo.get("status").and_then(Value::as_str) == Some("completed"),
+        })
+        .collect();
+    let completed = todos.iter().filter(|todo| todo.completed).count() as u32;
+    let total = todos.len() as u32;
+    let executing = completed < total;
+    ChatFrame::Plan(PlanFrame {
+        seq: None,
+        mode: AgentMode::Agent,
+        executing,
+        completed,
+        total,
+        message: None,
+        state: ChatPlanState {
+            mode: AgentMode::Agent,
+            executing,
+            pending_decision: false,
+            completed,
+            total,
+            todos,
+            message: None,
+        },
+    })
 }
 
 fn lifecycle(name: LifecycleName, message: Option<String>) -> ChatFrame {

@@ -1,3 +1,7 @@
 //! Agent runtimes and the event dialect they speak (server only).
 
+pub mod agent;
 pub mod event;
+pub mod provider;
+pub mod scripted;
+pub mod tools;

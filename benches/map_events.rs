@@ -1,0 +1,62 @@
+//! Mapper cost: maps N agent events (the `basic_tools` pi recording, cycled) to frames and encodes them as NDJSON.
+//!
+//! `cargo bench --features ssr --bench map_events` prints events/s and frames/s.
+//! For instruction counts, run the built bench binary under
+//! `valgrind --tool=callgrind` with `--events N` and `--events 2N`:
+//! (Ir(2N) − Ir(N)) / N is the cost of one event, setup excluded.
+
+use std::time::Instant;
+
+use chatwire::mapper::EventMapper;
+use chatwire::ndjson::encode_frame_into;
+use chatwire::runtime::event::AgentEvent;
+
+const RECORDING: &str = include_str!("../tests/vectors/pi-rpc/basic_tools.jsonl");
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let events_wanted: usize = args
+        .iter()
+        .position(|a| a == "--events")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(200_000);
+    let events: Vec<AgentEvent> =
+        RECORDING.lines().map(|line| AgentEvent::parse(line).expect("the recording parses")).collect();
+
+    let mut counter = 0_u64;
+    let mut mapper = EventMapper::new(
+        "bench",
+        Box::new(|| 1_800_000_000_000),
+        Box::new(move |kind| {
+            counter += 1;
+            format!("{kind}-{counter}")
+        }),
+    );
+    let mut encoded = Vec::with_capacity(1 << 20);
+    let mut frames = 0_u64;
+    let mut bytes = 0_u64;
+    let started = Instant::now();
+    for event in events.iter().cycle().take(events_wanted) {
+        for frame in mapper.map(event.clone()) {
+            encode_frame_into(&frame, &mut encoded);
+            frames += 1;
+        }
+        if encoded.len() > 1 << 19 {
+            bytes += encoded.len() as u64;
+            encoded.clear();
+        }
+    }
+    for frame in mapper.settle() {
+        encode_frame_into(&frame, &mut encoded);
+        frames += 1;
+    }
+    bytes += encoded.len() as u64;
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "mapped {events_wanted} events into {frames} frames ({:.1} MB NDJSON) in {seconds:.3} s: {:.0} events/s, {:.0} frames/s",
+        bytes as f64 / 1e6,
+        events_wanted as f64 / seconds,
+        frames as f64 / seconds
+    );
+}

@@ -1,0 +1,98 @@
+//! The `Provider` trait: one streamed model call (text, thinking, tool calls with argument fragments, usage, stop reason).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+/// A message of the conversation as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelMessage {
+    User { text: String },
+    Assistant { blocks: Vec<AssistantBlock> },
+    ToolResult { tool_call_id: String, tool_name: String, text: String, is_error: bool },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AssistantBlock {
+    Text(String),
+    Thinking(String),
+    ToolCall { id: String, name: String, arguments: Value },
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub system: String,
+    pub messages: Vec<ModelMessage>,
+    pub tools: Vec<ToolSpec>,
+}
+
+/// One piece of a streamed model answer, in arrival order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    ThinkingDelta(String),
+    /// The model started a tool call; `index` is its position among this answer's calls.
+    ToolCallStart {
+        index: usize,
+        id: String,
+        name: String,
+    },
+    /// A raw fragment of the call's arguments JSON.
+    ToolCallDelta {
+        index: usize,
+        fragment: String,
+    },
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelStop {
+    /// The answer is complete.
+    Stop,
+    /// The answer asks for tool calls.
+    ToolUse,
+    /// The output token limit cut the answer.
+    Length,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProviderError {
+    /// Worth another attempt: 429, 5xx, overloaded, a dropped connection.
+    #[error("{message}")]
+    Retryable { message: String, retry_after: Option<Duration> },
+    /// Retrying would fail the same way (bad request, bad key).
+    #[error("{0}")]
+    Fatal(String),
+    /// The run was stopped while the model was answering.
+    #[error("the request was aborted")]
+    Aborted,
+}
+
+pub type ProviderFuture<'a> = Pin<Box<dyn Future<Output = Result<ModelStop, ProviderError>> + Send + 'a>>;
+
+/// Streams one model call: every piece goes to `sink` as it arrives; the result says how the answer ended.
+pub trait Provider: Send + Sync {
+    fn name(&self) -> &str;
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        sink: &'a mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &'a CancellationToken,
+    ) -> ProviderFuture<'a>;
+}

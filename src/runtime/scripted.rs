@@ -1,0 +1,265 @@
+//! The `scripted` provider: plays model turns from a script file, offline. It is the default, so the app works without an API key.
+//!
+//! Script format (JSON):
+//!
+//! ```json
+//! {
+//!   "chunkChars": 12,        // default size of each streamed piece of text or argument JSON
+//!   "delayMs": 20,           // default pause between pieces
+//!   "turns": [
+//!     {
+//!       "thinking": "…", "text": "…",
+//!       "toolCalls": [{ "name": "write", "arguments": { "path": "a.txt", "content": "…" } }],
+//!       "stop": "length",                 // optional: end as if the output limit was hit
+//!       "fail": { "status": 503, "message": "Service Unavailable", "times": 1 },  // optional
+//!       "chunkChars": 4, "delayMs": 5     // optional per-turn pacing
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! The k-th model call of a conversation plays turn k (wrapping around at the
+//! end), so a run goes on until a turn without tool calls. A `fail` makes the
+//! first `times` attempts at that point of a conversation fail (5xx, 429 and
+//! 408 are retryable, other statuses are not), which exercises automatic retry.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent};
+
+/// The demo the app plays when no script is given: every frame type, every built-in tool, a question and a retry.
+pub const DEMO_SCRIPT: &str = include_str!("demo-script.json");
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Script {
+    #[serde(default = "default_chunk_chars")]
+    pub chunk_chars: usize,
+    #[serde(default = "default_delay_ms")]
+    pub delay_ms: u64,
+    pub turns: Vec<ScriptTurn>,
+}
+
+fn default_chunk_chars() -> usize {
+    12
+}
+
+fn default_delay_ms() -> u64 {
+    20
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptTurn {
+    #[serde(default)]
+    pub thinking: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ScriptToolCall>,
+    pub stop: Option<ScriptStop>,
+    pub fail: Option<ScriptFailure>,
+    pub chunk_chars: Option<usize>,
+    pub delay_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptToolCall {
+    pub name: String,
+    #[serde(default)]
+    pub arguments: Value,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScriptStop {
+    Length,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptFailure {
+    pub status: u16,
+    pub message: String,
+    #[serde(default = "one")]
+    pub times: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    #[error("reading the script {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("the script is not valid: {0}")]
+    Invalid(#[from] serde_json::Error),
+    #[error("the script has no turns")]
+    Empty,
+}
+
+impl Script {
+    pub fn parse(json: &str) -> Result<Script, ScriptError> {
+        let script: Script = serde_json::from_str(json)?;
+        if script.turns.is_empty() {
+            return Err(ScriptError::Empty);
+        }
+        Ok(script)
+    }
+
+    pub fn load(path: &std::path::Path) -> Result<Script, ScriptError> {
+        let json = std::fs::read_to_string(path)
+            .map_err(|source| ScriptError::Read { path: path.display().to_string(), source })?;
+        Script::parse(&json)
+    }
+
+    pub fn demo() -> Script {
+        Script::parse(DEMO_SCRIPT).expect("the bundled demo script is valid (checked by a test)")
+    }
+}
+
+pub struct ScriptedProvider {
+    script: Script,
+    /// Failed attempts so far, per conversation state: a retry sends the same conversation again.
+    failures: Mutex<HashMap<u64, u32>>,
+}
+
+impl ScriptedProvider {
+    pub fn new(script: Script) -> Self {
+        ScriptedProvider { script, failures: Mutex::new(HashMap::new()) }
+    }
+}
+
+fn conversation_key(messages: &[ModelMessage]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    format!("{messages:?}").hash(&mut hasher);
+    hasher.finish()
+}
+
+/// Splits `text` into pieces of `size` characters (never inside a character).
+fn pieces(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    let size = size.max(1);
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let cut = rest.char_indices().nth(size).map(|(i, _)| i).unwrap_or(rest.len());
+        let (piece, tail) = rest.split_at(cut);
+        rest = tail;
+        Some(piece)
+    })
+}
+
+async fn pause(delay: Duration, cancel: &CancellationToken) -> Result<(), ProviderError> {
+    if cancel.is_cancelled() {
+        return Err(ProviderError::Aborted);
+    }
+    if delay.is_zero() {
+        return Ok(());
+    }
+    tokio::select! {
+        () = tokio::time::sleep(delay) => Ok(()),
+        () = cancel.cancelled() => Err(ProviderError::Aborted),
+    }
+}
+
+impl Provider for ScriptedProvider {
+    fn name(&self) -> &str {
+        "scripted"
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        sink: &'a mut (dyn FnMut(StreamEvent) + Send),
+        cancel: &'a CancellationToken,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async move {
+            let calls_so_far = request.messages.iter().filter(|m| matches!(m, ModelMessage::Assistant { .. })).count();
+            let turn_number = calls_so_far % self.script.turns.len();
+            let turn = &self.script.turns[turn_number];
+            let chunk = turn.chunk_chars.unwrap_or(self.script.chunk_chars);
+            let delay = Duration::from_millis(turn.delay_ms.unwrap_or(self.script.delay_ms));
+
+            if let Some(fail) = &turn.fail {
+                let key = conversation_key(&request.messages);
+                let failed_before = {
+                    let mut failures = self.failures.lock().expect("the failure counter lock is never poisoned");
+                    let count = failures.entry(key).or_insert(0);
+                    *count += 1;
+                    *count - 1
+                };
+                if failed_before < fail.times {
+                    pause(delay, cancel).await?;
+                    let message = format!("{} {}", fail.status, fail.message);
+                    return Err(match fail.status {
+                        408 | 429 | 500..=599 => ProviderError::Retryable { message, retry_after: None },
+                        _ => ProviderError::Fatal(message),
+                    });
+                }
+            }
+
+            for piece in pieces(&turn.thinking, chunk) {
+                pause(delay, cancel).await?;
+                sink(StreamEvent::ThinkingDelta(piece.to_owned()));
+            }
+            for piece in pieces(&turn.text, chunk) {
+                pause(delay, cancel).await?;
+                sink(StreamEvent::TextDelta(piece.to_owned()));
+            }
+            for (index, call) in turn.tool_calls.iter().enumerate() {
+                pause(delay, cancel).await?;
+                let id = format!("call_{calls_so_far}_{index}");
+                sink(StreamEvent::ToolCallStart { index, id, name: call.name.clone() });
+                let arguments = serde_json::to_string(&call.arguments).expect("a JSON value serializes");
+                for piece in pieces(&arguments, chunk) {
+                    pause(delay, cancel).await?;
+                    sink(StreamEvent::ToolCallDelta { index, fragment: piece.to_owned() });
+                }
+            }
+            let output_tokens = (turn.text.len() + turn.thinking.len()) as u64 / 4;
+            sink(StreamEvent::Usage { input_tokens: 0, output_tokens });
+            Ok(match (turn.stop, turn.tool_calls.is_empty()) {
+                (Some(ScriptStop::Length), _) => ModelStop::Length,
+                (None, false) => ModelStop::ToolUse,
+                (None, true) => ModelStop::Stop,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_script_is_valid_and_ends_with_an_answer() {
+        let demo = Script::demo();
+        let last = demo.turns.last().unwrap();
+        assert!(last.tool_calls.is_empty() && last.text.contains("```") && last.text.contains('|'));
+        let names: std::collections::BTreeSet<&str> =
+            demo.turns.iter().flat_map(|t| &t.tool_calls).map(|c| c.name.as_str()).collect();
+        for tool in ["bash", "read", "write", "edit", "grep", "glob", "ls", "todo_write", "question"] {
+            assert!(names.contains(tool), "the demo never calls {tool}");
+        }
+        assert!(demo.turns.iter().any(|t| t.fail.is_some()), "the demo has no injected failure");
+        assert!(demo.turns.iter().any(|t| !t.thinking.is_empty()), "the demo never thinks");
+    }
+
+    #[test]
+    fn pieces_never_split_a_character() {
+        let parts: Vec<&str> = pieces("héllo😀wörld", 3).collect();
+        assert_eq!(parts.concat(), "héllo😀wörld");
+        assert!(parts.iter().all(|p| p.chars().count() <= 3));
+    }
+}
