@@ -17,6 +17,8 @@ pub mod protocol;
 pub mod runtime;
 #[cfg(feature = "ssr")]
 pub mod server;
+#[cfg(feature = "ssr")]
+pub mod store;
 
 /// Entry point the boot script calls once the WASM is loaded: takes over the server-rendered page.
 #[cfg(feature = "hydrate")]

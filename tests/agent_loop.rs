@@ -1,16 +1,19 @@
-//! The built-in agent loop with the scripted provider and the real tools, mapped to frames: the demo, abort, queues, retries.
+//! The built-in agent loop with the scripted provider and the real tools, mapped to frames: the demo, abort, queues,
+//! retries, plan mode.
 
 mod support;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chatwire::mapper::EventMapper;
 use chatwire::protocol::*;
-use chatwire::runtime::agent::{Agent, AgentConfig, Conversation, RunControl};
+use chatwire::runtime::agent::{Agent, AgentConfig, Conversation, RunControl, RunOptions, TodoStatus};
 use chatwire::runtime::event::AgentEvent;
+use chatwire::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
-use chatwire::runtime::tools::Workspace;
+use chatwire::runtime::tools::{CancellationToken, Workspace};
+use serde_json::json;
 use support::invariants::{assert_no_null_fields, assert_run_invariants};
 use tokio::sync::mpsc;
 
@@ -39,34 +42,71 @@ fn agent(script: Script) -> Agent {
     Agent::new(Arc::new(ScriptedProvider::new(script)), config)
 }
 
-/// Runs one prompt; `react` sees every event as it happens (to answer, steer or stop). Returns the frames.
+/// Runs one prompt in a fresh session; `react` sees every event as it happens (to answer, steer or stop).
+/// Returns the frames.
 async fn run_prompt(
     agent: &Agent,
     workspace: &Workspace,
     prompt: &str,
     control: &RunControl,
-    mut react: impl FnMut(&AgentEvent, &RunControl, &mpsc::UnboundedSender<AgentEvent>) + Send,
+    react: impl FnMut(&AgentEvent, &RunControl, &mpsc::UnboundedSender<AgentEvent>) + Send,
 ) -> Vec<ChatFrame> {
-    let (sender, mut receiver) = mpsc::unbounded_channel();
-    let mut conversation = Conversation::default();
-    let mut mapper = mapper();
-    let user =
-        ChatMessage { id: "u1".into(), role: Role::User, parts: vec![ChatMessagePart::text(prompt)], created_at: None };
-    let mut frames = mapper.open_run(Some(user));
-    let reactions = sender.clone();
-    let run = agent.run(&mut conversation, workspace, prompt.to_owned(), control, &sender);
-    let collect = async {
-        while let Some(event) = receiver.recv().await {
-            react(&event, control, &reactions);
-            let settled = event == AgentEvent::AgentSettled;
-            frames.extend(mapper.map(event));
-            if settled {
-                break;
+    let mut session = Session::new();
+    session.run(agent, workspace, prompt, &RunOptions::default(), control, react).await
+}
+
+/// What the server keeps of one session between runs: the model's conversation and the frame mapper.
+struct Session {
+    conversation: Conversation,
+    mapper: EventMapper,
+}
+
+impl Session {
+    fn new() -> Self {
+        Session { conversation: Conversation::default(), mapper: mapper() }
+    }
+
+    /// Runs one prompt with `options`, as `POST /api/chat` would; returns the run's frames.
+    async fn run(
+        &mut self,
+        agent: &Agent,
+        workspace: &Workspace,
+        prompt: &str,
+        options: &RunOptions,
+        control: &RunControl,
+        mut react: impl FnMut(&AgentEvent, &RunControl, &mpsc::UnboundedSender<AgentEvent>) + Send,
+    ) -> Vec<ChatFrame> {
+        let (sender, mut receiver) = mpsc::unbounded_channel();
+        let user = ChatMessage {
+            id: "u1".into(),
+            role: Role::User,
+            parts: vec![ChatMessagePart::text(prompt)],
+            created_at: None,
+        };
+        // The server opens the run in the mode the run works in, which a plan action decides.
+        let mut frames = self.mapper.open_run(Some(user), options.effective_mode());
+        let reactions = sender.clone();
+        let run = agent.run(&mut self.conversation, workspace, prompt.to_owned(), options, control, &sender);
+        let mapper = &mut self.mapper;
+        let collect = async {
+            while let Some(event) = receiver.recv().await {
+                react(&event, control, &reactions);
+                let settled = event == AgentEvent::AgentSettled;
+                frames.extend(mapper.map(event));
+                if settled {
+                    break;
+                }
             }
-        }
-    };
-    tokio::join!(run, collect);
-    frames
+        };
+        tokio::join!(run, collect);
+        frames
+    }
+
+    /// A run with `mode: "plan"`.
+    async fn plan(&mut self, agent: &Agent, workspace: &Workspace, prompt: &str) -> Vec<ChatFrame> {
+        let options = RunOptions { mode: AgentMode::Plan, plan_action: None };
+        self.run(agent, workspace, prompt, &options, &RunControl::default(), |_, _, _| {}).await
+    }
 }
 
 fn tool_parts(frames: &[ChatFrame]) -> Vec<ChatToolPart> {
@@ -250,4 +290,295 @@ async fn a_bad_request_fails_at_once_without_retrying() {
     assert!(!frames.iter().any(|f| matches!(f, ChatFrame::Retry(_))));
     let Some(ChatFrame::Error(error)) = frames.last() else { panic!("expected error") };
     assert_eq!(error.message, "400 bad temperature");
+}
+
+/// A provider that records every request and plays canned answers by call number (the last one repeats).
+struct Recorder {
+    answers: Vec<(Vec<StreamEvent>, ModelStop)>,
+    requests: Mutex<Vec<ModelRequest>>,
+}
+
+impl Recorder {
+    fn new(answers: Vec<(Vec<StreamEvent>, ModelStop)>) -> Self {
+        Recorder { answers, requests: Mutex::new(Vec::new()) }
+    }
+
+    fn tool_names(&self, call: usize) -> Vec<String> {
+        self.requests.lock().unwrap()[call].tools.iter().map(|tool| tool.name.clone()).collect()
+    }
+
+    fn request(&self, call: usize) -> ModelRequest {
+        self.requests.lock().unwrap()[call].clone()
+    }
+}
+
+impl Provider for Recorder {
+    fn name(&self) -> &str {
+        "recorder"
+    }
+
+    fn stream<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+        sink: &'a mut (dyn FnMut(StreamEvent) + Send),
+        _cancel: &'a CancellationToken,
+    ) -> ProviderFuture<'a> {
+        let call = {
+            let mut requests = self.requests.lock().unwrap();
+            requests.push(request.clone());
+            requests.len() - 1
+        };
+        let (events, stop) = self.answers[call.min(self.answers.len() - 1)].clone();
+        Box::pin(async move {
+            for event in events {
+                sink(event);
+            }
+            Ok(stop)
+        })
+    }
+}
+
+/// A canned answer that calls one tool.
+fn calls(name: &str, arguments: serde_json::Value) -> (Vec<StreamEvent>, ModelStop) {
+    let events = vec![
+        StreamEvent::ToolCallStart { index: 0, id: format!("{name}-call"), name: name.into() },
+        StreamEvent::ToolCallDelta { index: 0, fragment: arguments.to_string() },
+    ];
+    (events, ModelStop::ToolUse)
+}
+
+fn says(text: &str) -> (Vec<StreamEvent>, ModelStop) {
+    (vec![StreamEvent::TextDelta(text.into())], ModelStop::Stop)
+}
+
+fn todos(statuses: &[&str]) -> serde_json::Value {
+    let items: Vec<_> = statuses
+        .iter()
+        .enumerate()
+        .map(|(i, status)| json!({"text": format!("step {}", i + 1), "status": status}))
+        .collect();
+    json!({ "todos": items })
+}
+
+fn plan_frames(frames: &[ChatFrame]) -> Vec<&PlanFrame> {
+    frames
+        .iter()
+        .filter_map(|f| match f {
+            ChatFrame::Plan(plan) => Some(plan),
+            _ => None,
+        })
+        .collect()
+}
+
+fn last_user_text(request: &ModelRequest) -> String {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find_map(|m| match m {
+            ModelMessage::User { text } => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap()
+}
+
+#[tokio::test]
+async fn plan_mode_offers_only_read_only_tools_and_execute_offers_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let provider = Arc::new(Recorder::new(vec![
+        calls("todo_write", todos(&["pending", "pending"])),
+        says("The plan has two steps."),
+        says("Done."),
+    ]));
+    let agent = Agent::new(provider.clone(), AgentConfig::default());
+    let mut session = Session::new();
+
+    let planned = session.plan(&agent, &workspace, "Add a greeting").await;
+    assert_run_invariants("plan", &planned);
+    assert_eq!(provider.tool_names(0), ["read", "grep", "glob", "ls", "todo_write", "question"]);
+    assert_eq!(provider.tool_names(1), provider.tool_names(0), "the second model call of the plan run");
+    let system = provider.request(0).system;
+    assert!(system.contains("plan mode") && system.contains("todo_write"), "{system}");
+    assert_eq!(last_user_text(&provider.request(0)), "Add a greeting");
+
+    let options = RunOptions { mode: AgentMode::Agent, plan_action: Some(PlanAction::Execute) };
+    let executed = session.run(&agent, &workspace, "", &options, &RunControl::default(), |_, _, _| {}).await;
+    assert_run_invariants("execute", &executed);
+    assert_eq!(
+        provider.tool_names(2),
+        ["bash", "read", "write", "edit", "grep", "glob", "ls", "todo_write", "question"]
+    );
+    assert!(!provider.request(2).system.contains("plan mode"));
+    let prompt = last_user_text(&provider.request(2));
+    assert!(prompt.starts_with("Execute the plan"), "{prompt}");
+    assert!(prompt.contains("1. [pending] step 1\n2. [pending] step 2"), "{prompt}");
+}
+
+#[tokio::test]
+async fn a_plan_run_ends_with_a_pending_decision_in_plan_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    std::fs::write(dir.path().join("main.py"), "print('hi')\n").unwrap();
+    let agent = agent(script(
+        r#"{"turns":[
+            {"text":"Looking first.","toolCalls":[{"name":"read","arguments":{"path":"main.py"}}]},
+            {"toolCalls":[{"name":"todo_write","arguments":{"todos":[
+                {"text":"Add a greet function","status":"pending"},
+                {"text":"Call it from main","status":"pending"},
+                {"text":"Run it","status":"pending"}]}}]},
+            {"text":"Three steps: add greet, call it, run it."}
+        ]}"#,
+    ));
+    let mut session = Session::new();
+    let frames = session.plan(&agent, &workspace, "Plan a greeting").await;
+    assert_run_invariants("plan", &frames);
+
+    let plans = plan_frames(&frames);
+    assert_eq!(plans.len(), 2, "one per todo_write, then the decision");
+    assert!(plans.iter().all(|p| p.mode == AgentMode::Plan && p.state.mode == AgentMode::Plan));
+    assert!(plans.iter().all(|p| !p.executing && !p.state.executing));
+    assert!(!plans[0].state.pending_decision);
+    let decision = plans[1];
+    assert!(decision.state.pending_decision);
+    assert_eq!((decision.completed, decision.total), (0, 3));
+    let steps: Vec<&str> = decision.state.todos.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(steps, ["Add a greet function", "Call it from main", "Run it"]);
+    // The decision is the run's last word before it settles.
+    let at = frames.iter().position(|f| matches!(f, ChatFrame::Plan(p) if p.state.pending_decision)).unwrap();
+    assert!(matches!(&frames[at + 1], ChatFrame::State(s) if s.state.name == LifecycleName::AgentSettled));
+    assert!(matches!(frames.last(), Some(ChatFrame::Done(_))));
+    let plan = session.conversation.plan().expect("the conversation keeps the plan");
+    assert_eq!(plan.len(), 3);
+    assert!(plan.iter().all(|todo| todo.status == TodoStatus::Pending));
+}
+
+#[tokio::test]
+async fn a_write_in_plan_mode_is_refused_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let agent = agent(script(
+        r#"{"turns":[
+            {"toolCalls":[
+                {"name":"write","arguments":{"path":"notes.txt","content":"changed"}},
+                {"name":"bash","arguments":{"command":"touch touched.txt"}}]},
+            {"toolCalls":[{"name":"todo_write","arguments":{"todos":[{"text":"Write notes.txt","status":"pending"}]}}]},
+            {"text":"Planned."}
+        ]}"#,
+    ));
+    let mut session = Session::new();
+    let options = RunOptions { mode: AgentMode::Plan, plan_action: None };
+    let mut started = Vec::new();
+    let frames = session
+        .run(&agent, &workspace, "Plan it", &options, &RunControl::default(), |event, _, _| {
+            if let AgentEvent::ToolExecutionStart { tool_name, .. } = event {
+                started.push(tool_name.clone());
+            }
+        })
+        .await;
+    assert_run_invariants("refused", &frames);
+    assert_eq!(started, ["todo_write"], "refused calls never start");
+    assert!(!dir.path().join("notes.txt").exists());
+    assert!(!dir.path().join("touched.txt").exists());
+    let tools = tool_parts(&frames);
+    for name in ["Write", "Bash"] {
+        let part = tools.iter().find(|t| t.tool_name == name).unwrap();
+        assert_eq!(part.state, ToolState::OutputError);
+        let error = part.error_text.as_deref().unwrap();
+        assert!(error.contains("not available in plan mode"), "{name}: {error}");
+    }
+    let last_plan = *plan_frames(&frames).last().unwrap();
+    assert!(last_plan.state.pending_decision);
+}
+
+#[tokio::test]
+async fn executing_the_plan_reports_progress_up_to_total_of_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let write = |path: &str, statuses: &[&str]| {
+        json!({"toolCalls": [
+            {"name": "todo_write", "arguments": todos(statuses)},
+            {"name": "write", "arguments": {"path": path, "content": path}}
+        ]})
+    };
+    let turns = json!({"turns": [
+        {"toolCalls": [{"name": "todo_write", "arguments": todos(&["pending", "pending", "pending"])}]},
+        {"text": "Three steps, one file each."},
+        write("a.txt", &["in_progress", "pending", "pending"]),
+        write("b.txt", &["completed", "in_progress", "pending"]),
+        write("c.txt", &["completed", "completed", "in_progress"]),
+        {"toolCalls": [{"name": "todo_write", "arguments": todos(&["completed", "completed", "completed"])}]},
+        {"text": "All three files are written."}
+    ]});
+    let agent = agent(script(&turns.to_string()));
+    let mut session = Session::new();
+    let planned = session.plan(&agent, &workspace, "Plan three files").await;
+    assert!(plan_frames(&planned).last().unwrap().state.pending_decision);
+
+    let options = RunOptions { mode: AgentMode::Agent, plan_action: Some(PlanAction::Execute) };
+    let frames = session.run(&agent, &workspace, "Go ahead", &options, &RunControl::default(), |_, _, _| {}).await;
+    assert_run_invariants("execute", &frames);
+    let progress: Vec<(AgentMode, bool, u32, u32, bool)> = plan_frames(&frames)
+        .iter()
+        .map(|p| (p.mode, p.executing, p.completed, p.total, p.state.pending_decision))
+        .collect();
+    assert_eq!(
+        progress,
+        [
+            (AgentMode::Agent, true, 0, 3, false),
+            (AgentMode::Agent, true, 1, 3, false),
+            (AgentMode::Agent, true, 2, 3, false),
+            (AgentMode::Agent, false, 3, 3, false),
+        ]
+    );
+    for file in ["a.txt", "b.txt", "c.txt"] {
+        assert_eq!(std::fs::read_to_string(dir.path().join(file)).unwrap(), file);
+    }
+    let plan = session.conversation.plan().unwrap();
+    assert!(plan.iter().all(|todo| todo.status == TodoStatus::Completed));
+    // The transcript shows what the user typed; the model got the plan with it.
+    let shown = frames.iter().find_map(|f| match f {
+        ChatFrame::Message(m) => Some(m.message.parts[0].clone()),
+        _ => None,
+    });
+    assert_eq!(shown, Some(ChatMessagePart::text("Go ahead")));
+    let seen = session
+        .conversation
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            ModelMessage::User { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .next_back()
+        .unwrap();
+    assert!(seen.contains("3. [pending] step 3") && seen.ends_with("The user adds: Go ahead"), "{seen}");
+}
+
+#[tokio::test]
+async fn refine_plans_again_with_the_users_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let provider = Arc::new(Recorder::new(vec![
+        calls("todo_write", todos(&["pending"])),
+        says("One step."),
+        calls("todo_write", todos(&["pending", "pending"])),
+        says("Two steps now."),
+    ]));
+    let agent = Agent::new(provider.clone(), AgentConfig::default());
+    let mut session = Session::new();
+    session.plan(&agent, &workspace, "Plan it").await;
+
+    // `refine` plans again even when the request says agent mode.
+    let options = RunOptions { mode: AgentMode::Agent, plan_action: Some(PlanAction::Refine) };
+    let frames =
+        session.run(&agent, &workspace, "add a test step", &options, &RunControl::default(), |_, _, _| {}).await;
+    assert_run_invariants("refine", &frames);
+    assert_eq!(provider.tool_names(2), ["read", "grep", "glob", "ls", "todo_write", "question"]);
+    let prompt = last_user_text(&provider.request(2));
+    assert!(prompt.starts_with("Revise the plan with this change: add a test step"), "{prompt}");
+    assert!(prompt.contains("1. [pending] step 1"), "{prompt}");
+    let decision = *plan_frames(&frames).last().unwrap();
+    assert!(decision.state.pending_decision && decision.mode == AgentMode::Plan);
+    assert_eq!(decision.total, 2);
 }

@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { httpGet, linkTags, startServer } from './support.mjs';
+import { getPage, httpGet, linkTags, startServer } from './support.mjs';
 
 const ASSETS = [
   { kind: 'js', rel: 'modulepreload', contentType: /^text\/javascript\s*(;.*)?$/i },
@@ -35,7 +35,7 @@ describe('chatwire http', () => {
   }, { timeout: 30_000 });
 
   test('hashed assets: content types, caching, precompression, ETag', { timeout: 60_000 }, async (t) => {
-    const page = await httpGet(server.url);
+    const page = await getPage(server.url);
     assert.equal(page.status, 200);
     const links = linkTags(page.body.toString('utf8'));
 

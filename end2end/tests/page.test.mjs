@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { ARTIFACTS_DIR, httpGet, makeTempDir, openingTagWithClass, removeDir, startServer } from './support.mjs';
+import { ARTIFACTS_DIR, getPage, makeTempDir, openingTagWithClass, removeDir, startServer } from './support.mjs';
 
 const CHROMIUM_PATH = '/usr/bin/chromium';
 const HYDRATION_TIMEOUT_MS = 30_000;
@@ -25,7 +25,8 @@ describe('chatwire page', () => {
 
   test('self-contained binary serves the page and hydrates', { timeout: 120_000 }, async (t) => {
     // Fetched before any browser runs, so what is checked here is the server's own rendering.
-    const ssr = await httpGet(server.url);
+    const ssr = await getPage(server.url);
+    assert.match(ssr.setCookie ?? '', /HttpOnly/i, 'the printed URL sets an HttpOnly cookie');
     assert.equal(ssr.status, 200, `GET ${server.url} → ${ssr.status}`);
     assert.match(ssr.headers['content-type'] ?? '', /^text\/html\b/i);
     const html = ssr.body.toString('utf8');

@@ -170,6 +170,19 @@ export function httpGet(url, headers = {}) {
   });
 }
 
+/**
+ * GET a page the way a browser does after opening the printed URL: the `?token=` is exchanged for a cookie
+ * (303 + Set-Cookie), then the page is fetched again with that cookie. Resolves like httpGet, plus `cookie`.
+ */
+export async function getPage(url) {
+  const first = await httpGet(url);
+  if (first.status !== 303) return { ...first, cookie: undefined };
+  const setCookie = [first.headers['set-cookie'] ?? []].flat()[0] ?? '';
+  const cookie = setCookie.split(';')[0];
+  const next = new URL(first.headers.location, url);
+  return { ...(await httpGet(next, cookie ? { cookie } : {})), cookie, setCookie };
+}
+
 /** Attributes of every <link> tag in the HTML, as plain objects with lower-case names. */
 export function linkTags(html) {
   const links = [];

@@ -56,7 +56,7 @@ fn PageScripts(
         <link rel="stylesheet" href=assets.stylesheet/>
         <link rel="modulepreload" href=assets.script/>
         <link rel="preload" href=assets.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
-        <script type="module">{boot}</script>
+        <script type="module" nonce=leptos::nonce::use_nonce()>{boot}</script>
     }
 }
 

@@ -52,6 +52,10 @@ struct RunState {
     run_id: String,
     message_id: String,
     created_at: u64,
+    /// Plan mode: plan frames say `mode: plan`, and a run that wrote a plan ends by asking the user to decide.
+    mode: AgentMode,
+    /// The checklist of the run's latest successful `todo_write`.
+    plan: Option<Vec<PlanTodo>>,
     /// The server logged the prompt itself; pi's echo of it must not make a second `message`.
     prompt_logged: bool,
     agent_active: bool,
@@ -113,8 +117,8 @@ impl EventMapper {
         out.push(frame);
     }
 
-    /// Opens a run: `start`, then the user's prompt as a `message` when the server has it.
-    pub fn open_run(&mut self, prompt: Option<ChatMessage>) -> Vec<ChatFrame> {
+    /// Opens a run in `mode`: `start`, then the user's prompt as a `message` when the server has it.
+    pub fn open_run(&mut self, prompt: Option<ChatMessage>, mode: AgentMode) -> Vec<ChatFrame> {
         let mut out = Vec::new();
         if self.run.is_some() {
             out.extend(self.settle());
@@ -124,6 +128,7 @@ impl EventMapper {
             message_id: (self.ids)("msg"),
             created_at: (self.clock)(),
             prompt_logged: prompt.is_some(),
+            mode,
             ..RunState::default()
         };
         let start = ChatFrame::Start(StartFrame {
@@ -151,7 +156,7 @@ impl EventMapper {
             AgentEvent::AgentStart => {
                 let continues = self.run.as_ref().is_some_and(|run| !run.awaiting_settle || run.retry_pending);
                 if !continues {
-                    out.extend(self.open_run(None));
+                    out.extend(self.open_run(None, AgentMode::Agent));
                 }
                 let run = self.run_mut();
                 run.agent_active = true;
@@ -258,7 +263,7 @@ impl EventMapper {
     /// Events that only make sense inside a run open one when a stream starts mid-run.
     fn ensure_run(&mut self, out: &mut Vec<ChatFrame>) {
         if self.run.is_none() {
-            out.extend(self.open_run(None));
+            out.extend(self.open_run(None, AgentMode::Agent));
         }
     }
 
@@ -479,7 +484,11 @@ impl EventMapper {
             .flatten();
         self.tool_frame(tool_call_id, state, None, Some(output), error_text, out);
         if let Some(todos) = todos {
-            self.emit(plan_frame(&todos), out);
+            let run = self.run_mut();
+            let todos = plan_todos(&todos);
+            let frame = plan_frame(run.mode, todos.clone(), false);
+            run.plan = Some(todos);
+            self.emit(frame, out);
         }
     }
 
@@ -518,6 +527,14 @@ impl EventMapper {
             run.tool_order.iter().filter(|id| !run.tools[*id].state.is_terminal()).cloned().collect();
         for id in unfinished {
             self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL.into()), &mut out);
+        }
+        let run = self.run_mut();
+        // A stopped planning run offers no decision: its plan may be half written.
+        if run.mode == AgentMode::Plan
+            && !run.aborted
+            && let Some(todos) = run.plan.clone()
+        {
+            self.emit(plan_frame(AgentMode::Plan, todos, true), &mut out);
         }
         self.emit(lifecycle(LifecycleName::AgentSettled, None), &mut out);
         let run = self.run.take().expect("checked above");
@@ -590,9 +607,9 @@ impl EventMapper {
     }
 }
 
-/// The checklist of a `todo_write` as plan progress: the UI's progress line reads `completed` of `total`.
-fn plan_frame(todos: &[Value]) -> ChatFrame {
-    let todos: Vec<PlanTodo> = todos
+/// The checklist of a `todo_write` output as plan steps.
+fn plan_todos(todos: &[Value]) -> Vec<PlanTodo> {
+    todos
         .iter()
         .enumerate()
         .map(|(i, todo)| PlanTodo {
@@ -600,26 +617,26 @@ fn plan_frame(todos: &[Value]) -> ChatFrame {
             text: todo.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
             completed: todo.get("status").and_then(Value::as_str) == Some("completed"),
         })
-        .collect();
+        .collect()
+}
+
+/// Plan progress; the UI's progress line reads `completed` of `total`. In agent mode the plan is executing until
+/// every step is done; in plan mode nothing executes, and `pending_decision` asks the user to execute or refine.
+fn plan_frame(mode: AgentMode, todos: Vec<PlanTodo>, pending_decision: bool) -> ChatFrame {
     let completed = todos.iter().filter(|todo| todo.completed).count() as u32;
     let total = todos.len() as u32;
-    let executing = completed < total;
+    let executing = match mode {
+        AgentMode::Agent => completed < total,
+        AgentMode::Plan => false,
+    };
     ChatFrame::Plan(PlanFrame {
         seq: None,
-        mode: AgentMode::Agent,
+        mode,
         executing,
         completed,
         total,
         message: None,
-        state: ChatPlanState {
-            mode: AgentMode::Agent,
-            executing,
-            pending_decision: false,
-            completed,
-            total,
-            todos,
-            message: None,
-        },
+        state: ChatPlanState { mode, executing, pending_decision, completed, total, todos, message: None },
     })
 }
 

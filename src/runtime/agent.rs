@@ -16,10 +16,38 @@ use super::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent, ToolSpec,
 };
 use super::tools::{Tool, ToolContext, ToolLimits, ToolOutput, Workspace, builtin_tools};
+use crate::protocol::{AgentMode, PlanAction};
 
 const SYSTEM_PROMPT: &str = "You are a coding agent working in the user's workspace directory. \
 Use the tools to look at files, change them and run commands; keep a todo list with todo_write for multi-step work; \
 ask the user with question when a decision is theirs. Answer in Markdown.";
+
+/// Appended to the system prompt of a plan-mode run.
+const PLAN_MODE_PROMPT: &str = "You are in plan mode: do not change anything. Only read-only tools are available. \
+Investigate what the task needs, then write the plan as a checklist with todo_write (one todo per step, every \
+status pending) and end with a short summary of it. The user reviews the plan and decides whether to execute it.";
+
+/// Tools offered besides the workspace tools; both exist in every mode, since neither changes the workspace.
+const TODO_WRITE: &str = "todo_write";
+const QUESTION: &str = "question";
+
+/// How one run goes: the mode of `POST /api/chat` and what to do with the plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOptions {
+    pub mode: AgentMode,
+    pub plan_action: Option<PlanAction>,
+}
+
+impl RunOptions {
+    /// The mode the run works in: `execute` carries the plan out as the agent, `refine` plans again.
+    pub fn effective_mode(&self) -> AgentMode {
+        match self.plan_action {
+            Some(PlanAction::Execute) => AgentMode::Agent,
+            Some(PlanAction::Refine) => AgentMode::Plan,
+            None => self.mode,
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -86,6 +114,74 @@ pub struct Conversation {
     pub messages: Vec<ModelMessage>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl TodoStatus {
+    fn parse(status: &str) -> Option<TodoStatus> {
+        match status {
+            "pending" => Some(TodoStatus::Pending),
+            "in_progress" => Some(TodoStatus::InProgress),
+            "completed" => Some(TodoStatus::Completed),
+            _ => None,
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            TodoStatus::Pending => "pending",
+            TodoStatus::InProgress => "in_progress",
+            TodoStatus::Completed => "completed",
+        }
+    }
+}
+
+/// One item of the checklist the model keeps with `todo_write`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TodoItem {
+    pub text: String,
+    pub status: TodoStatus,
+}
+
+impl Conversation {
+    /// The plan: the checklist of the last `todo_write` that succeeded, in this run or an earlier one.
+    pub fn plan(&self) -> Option<Vec<TodoItem>> {
+        self.messages.iter().enumerate().rev().find_map(|(at, message)| {
+            let ModelMessage::Assistant { blocks } = message else {
+                return None;
+            };
+            blocks.iter().rev().find_map(|block| match block {
+                AssistantBlock::ToolCall { id, name, arguments } if name == TODO_WRITE => {
+                    let succeeded = self.messages[at + 1..].iter().any(|later| {
+                        matches!(later, ModelMessage::ToolResult { tool_call_id, is_error: false, .. }
+                            if tool_call_id == id)
+                    });
+                    succeeded.then(|| parse_todos(arguments)).flatten()
+                }
+                AssistantBlock::ToolCall { .. } | AssistantBlock::Text(_) | AssistantBlock::Thinking(_) => None,
+            })
+        })
+    }
+}
+
+/// The todos of `todo_write` arguments; `None` unless every item has a text and a known status.
+fn parse_todos(arguments: &Value) -> Option<Vec<TodoItem>> {
+    arguments
+        .get("todos")?
+        .as_array()?
+        .iter()
+        .map(|todo| {
+            let text = todo.get("text")?.as_str()?.to_owned();
+            let status = TodoStatus::parse(todo.get("status")?.as_str()?)?;
+            Some(TodoItem { text, status })
+        })
+        .collect()
+}
+
 pub struct Agent {
     provider: Arc<dyn Provider>,
     tools: Vec<Box<dyn Tool>>,
@@ -131,10 +227,12 @@ impl Agent {
         Agent { provider, tools, config }
     }
 
-    fn tool_specs(&self) -> Vec<ToolSpec> {
+    /// The tools offered to the model: in plan mode only those that change nothing.
+    fn tool_specs(&self, mode: AgentMode) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = self
             .tools
             .iter()
+            .filter(|tool| offered_in(mode, tool.as_ref()))
             .map(|tool| ToolSpec {
                 name: tool.name().to_owned(),
                 description: tool.description().to_owned(),
@@ -142,7 +240,7 @@ impl Agent {
             })
             .collect();
         specs.push(ToolSpec {
-            name: "todo_write".into(),
+            name: TODO_WRITE.into(),
             description:
                 "Replace the task checklist; each todo has text and a status of pending, in_progress or completed."
                     .into(),
@@ -152,7 +250,7 @@ impl Agent {
                     "status": {"type": "string", "enum": ["pending", "in_progress", "completed"]}}}}}}),
         });
         specs.push(ToolSpec {
-            name: "question".into(),
+            name: QUESTION.into(),
             description: "Ask the user and wait for the answer: options to pick from, and/or free text.".into(),
             parameters: json!({"type": "object", "required": ["question"], "properties": {
                 "question": {"type": "string"},
@@ -165,20 +263,26 @@ impl Agent {
     }
 
     /// Runs the agent on `prompt` until it has settled; every step goes to `events`, ending with `agent_settled`.
+    ///
+    /// `options` picks plan mode (read-only tools, the model writes a plan with `todo_write`) and what to do with
+    /// the plan the conversation holds: carry it out, or revise it with `prompt` as the requested change.
     pub async fn run(
         &self,
         conversation: &mut Conversation,
         workspace: &Workspace,
         prompt: String,
+        options: &RunOptions,
         control: &RunControl,
         events: &mpsc::UnboundedSender<AgentEvent>,
     ) {
         let emit = Emitter { events };
+        let mode = options.effective_mode();
+        let (shown, for_model) = model_prompt(conversation, prompt, options.plan_action);
         emit.send(AgentEvent::AgentStart);
         emit.send(AgentEvent::TurnStart);
-        conversation.messages.push(ModelMessage::User { text: prompt.clone() });
-        emit.message(MessageRole::User, prompt, None, None);
-        if self.turns(conversation, workspace, control, &emit).await == AgentState::Active {
+        conversation.messages.push(ModelMessage::User { text: for_model });
+        emit.message(MessageRole::User, shown, None, None);
+        if self.turns(conversation, workspace, mode, control, &emit).await == AgentState::Active {
             emit.send(AgentEvent::AgentEnd);
         }
         emit.send(AgentEvent::AgentSettled);
@@ -189,15 +293,20 @@ impl Agent {
         &self,
         conversation: &mut Conversation,
         workspace: &Workspace,
+        mode: AgentMode,
         control: &RunControl,
         emit: &Emitter<'_>,
     ) -> AgentState {
+        let system = match mode {
+            AgentMode::Agent => SYSTEM_PROMPT.to_owned(),
+            AgentMode::Plan => format!("{SYSTEM_PROMPT}\n\n{PLAN_MODE_PROMPT}"),
+        };
         let mut failed_attempts = 0_u32;
         loop {
             let request = ModelRequest {
-                system: SYSTEM_PROMPT.into(),
+                system: system.clone(),
                 messages: conversation.messages.clone(),
-                tools: self.tool_specs(),
+                tools: self.tool_specs(mode),
             };
             emit.send(AgentEvent::MessageStart(AgentMessage {
                 role: MessageRole::Assistant,
@@ -284,6 +393,8 @@ impl Agent {
             for call in calls {
                 let (result, is_error) = if control.cancel.is_cancelled() {
                     (ToolResult { text: "not run: the run was stopped".into(), details: None }, true)
+                } else if let Some(refusal) = self.refusal(mode, &call.name) {
+                    (ToolResult { text: refusal, details: None }, true)
                 } else {
                     emit.send(AgentEvent::ToolExecutionStart {
                         tool_call_id: call.id.clone(),
@@ -324,6 +435,17 @@ impl Agent {
             conversation.messages.push(ModelMessage::User { text: next.clone() });
             emit.message(MessageRole::User, next, None, None);
         }
+    }
+
+    /// Why a call may not run in `mode`, if it may not. Tools the agent does not have are left to `run_tool`.
+    fn refusal(&self, mode: AgentMode, name: &str) -> Option<String> {
+        let tool = self.tools.iter().find(|tool| tool.name() == name)?;
+        (!offered_in(mode, tool.as_ref())).then(|| {
+            format!(
+                "`{name}` is not available in plan mode, and nothing was run: plan mode only investigates. \
+                 Write the plan with todo_write; the user decides whether to execute it."
+            )
+        })
     }
 
     /// The next message to deliver: steering at every turn boundary, follow-ups only when the agent would stop.
@@ -428,8 +550,8 @@ impl Agent {
             };
         }
         match call.name.as_str() {
-            "todo_write" => todo_write(&call.arguments),
-            "question" => self.question(call, control).await,
+            TODO_WRITE => todo_write(&call.arguments),
+            QUESTION => self.question(call, control).await,
             name => match self.tools.iter().find(|tool| tool.name() == name) {
                 Some(tool) => {
                     let events = emit.events.clone();
@@ -475,6 +597,54 @@ impl Agent {
     }
 }
 
+/// Whether a workspace tool is offered in `mode`; `todo_write` and `question` always are.
+fn offered_in(mode: AgentMode, tool: &dyn Tool) -> bool {
+    match mode {
+        AgentMode::Agent => true,
+        AgentMode::Plan => tool.read_only(),
+    }
+}
+
+/// The prompt as the transcript shows it, and as the model gets it: `execute` and `refine` wrap the user's text
+/// around the conversation's plan. Without a plan both are the user's text as it is.
+fn model_prompt(conversation: &Conversation, prompt: String, action: Option<PlanAction>) -> (String, String) {
+    let Some(action) = action else {
+        return (prompt.clone(), prompt);
+    };
+    let shown = match (prompt.trim().is_empty(), action) {
+        (false, PlanAction::Execute | PlanAction::Refine) => prompt.clone(),
+        (true, PlanAction::Execute) => "Execute the plan.".to_owned(),
+        (true, PlanAction::Refine) => "Refine the plan.".to_owned(),
+    };
+    let Some(plan) = conversation.plan().filter(|plan| !plan.is_empty()) else {
+        return (shown.clone(), shown);
+    };
+    let steps: String = plan
+        .iter()
+        .enumerate()
+        .map(|(i, todo)| format!("{}. [{}] {}\n", i + 1, todo.status.as_str(), todo.text))
+        .collect();
+    let has_text = !prompt.trim().is_empty();
+    let for_model = match action {
+        PlanAction::Execute => {
+            let note = if has_text { format!("\nThe user adds: {prompt}") } else { String::new() };
+            format!(
+                "Execute the plan below; every tool is available now. Work through the steps in order. Keep the \
+                 checklist up to date with todo_write, always with every step in it: mark a step in_progress when \
+                 you start it and completed when it is done.\n\nThe plan:\n{steps}{note}"
+            )
+        }
+        PlanAction::Refine => {
+            let change = if has_text { prompt.as_str() } else { "make it better" };
+            format!(
+                "Revise the plan with this change: {change}\n\nThe current plan:\n{steps}\nWrite the whole revised \
+                 plan with todo_write."
+            )
+        }
+    };
+    (shown, for_model)
+}
+
 /// `todo_write`: validates the checklist; the mapper turns it into `plan` frames.
 fn todo_write(arguments: &Value) -> ToolOutput {
     let Some(todos) = arguments.get("todos").and_then(Value::as_array) else {
@@ -483,19 +653,84 @@ fn todo_write(arguments: &Value) -> ToolOutput {
     let mut done = 0;
     for (i, todo) in todos.iter().enumerate() {
         let text_ok = todo.get("text").is_some_and(Value::is_string);
-        let status = todo.get("status").and_then(Value::as_str);
-        if !text_ok || !matches!(status, Some("pending" | "in_progress" | "completed")) {
+        let status = todo.get("status").and_then(Value::as_str).and_then(TodoStatus::parse);
+        if !text_ok || status.is_none() {
             return ToolOutput {
                 text: format!("todos[{i}] needs `text` and a `status` of pending, in_progress or completed"),
                 details: None,
                 is_error: true,
             };
         }
-        done += usize::from(status == Some("completed"));
+        done += usize::from(status == Some(TodoStatus::Completed));
     }
     ToolOutput {
         text: format!("Updated the checklist: {done} of {} done", todos.len()),
         details: None,
         is_error: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn todo_call(id: &str, statuses: &[&str]) -> ModelMessage {
+        let todos: Vec<Value> = statuses.iter().map(|s| json!({"text": format!("{id} {s}"), "status": s})).collect();
+        ModelMessage::Assistant {
+            blocks: vec![AssistantBlock::ToolCall {
+                id: id.into(),
+                name: TODO_WRITE.into(),
+                arguments: json!({ "todos": todos }),
+            }],
+        }
+    }
+
+    fn result(id: &str, is_error: bool) -> ModelMessage {
+        ModelMessage::ToolResult {
+            tool_call_id: id.into(),
+            tool_name: TODO_WRITE.into(),
+            text: String::new(),
+            is_error,
+        }
+    }
+
+    #[test]
+    fn the_plan_is_the_last_todo_write_that_succeeded() {
+        let mut conversation = Conversation::default();
+        assert_eq!(conversation.plan(), None);
+        conversation.messages.push(ModelMessage::User { text: "plan".into() });
+        conversation.messages.extend([todo_call("a", &["pending", "pending"]), result("a", false)]);
+        conversation.messages.extend([todo_call("b", &["completed"]), result("b", true)]);
+        let plan = conversation.plan().unwrap();
+        assert_eq!(plan.len(), 2, "the failed write is not the plan");
+        assert_eq!(plan[0], TodoItem { text: "a pending".into(), status: TodoStatus::Pending });
+        conversation.messages.extend([todo_call("c", &["completed", "in_progress"]), result("c", false)]);
+        let statuses: Vec<TodoStatus> = conversation.plan().unwrap().iter().map(|t| t.status).collect();
+        assert_eq!(statuses, [TodoStatus::Completed, TodoStatus::InProgress]);
+    }
+
+    #[test]
+    fn a_plan_action_decides_the_mode() {
+        let options = |mode, plan_action| RunOptions { mode, plan_action }.effective_mode();
+        assert_eq!(options(AgentMode::Agent, None), AgentMode::Agent);
+        assert_eq!(options(AgentMode::Plan, None), AgentMode::Plan);
+        assert_eq!(options(AgentMode::Plan, Some(PlanAction::Execute)), AgentMode::Agent);
+        assert_eq!(options(AgentMode::Agent, Some(PlanAction::Refine)), AgentMode::Plan);
+    }
+
+    #[test]
+    fn execute_and_refine_put_the_plan_into_the_prompt() {
+        let mut conversation = Conversation::default();
+        let (shown, seen) = model_prompt(&conversation, String::new(), Some(PlanAction::Execute));
+        assert_eq!((shown.as_str(), seen.as_str()), ("Execute the plan.", "Execute the plan."), "no plan yet");
+        conversation.messages.extend([todo_call("a", &["pending", "completed"]), result("a", false)]);
+        let (shown, seen) = model_prompt(&conversation, String::new(), Some(PlanAction::Execute));
+        assert_eq!(shown, "Execute the plan.");
+        assert!(seen.ends_with("The plan:\n1. [pending] a pending\n2. [completed] a completed\n"), "{seen}");
+        let (shown, seen) = model_prompt(&conversation, "split step 2".into(), Some(PlanAction::Refine));
+        assert_eq!(shown, "split step 2");
+        assert!(seen.starts_with("Revise the plan with this change: split step 2\n"), "{seen}");
+        let (shown, seen) = model_prompt(&conversation, "hi".into(), None);
+        assert_eq!((shown.as_str(), seen.as_str()), ("hi", "hi"));
     }
 }

@@ -40,6 +40,42 @@ pub struct ServeArgs {
     /// Where sessions and logs are kept [default: the platform data dir + /chatwire].
     #[arg(long, env = "CHATWIRE_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// The directory the agent works in, shared by all sessions [default: a fresh directory per session under the data dir].
+    #[arg(long, env = "CHATWIRE_WORKSPACE")]
+    pub workspace: Option<PathBuf>,
+    /// Access token for the browser (via the printed URL) and API clients (`Authorization: Bearer`) [default: random per start].
+    #[arg(long, env = "CHATWIRE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Turn authentication off; refused unless the address is loopback.
+    #[arg(long, env = "CHATWIRE_NO_AUTH")]
+    pub no_auth: bool,
+    /// Another host name the server may be reached by (e.g. behind a reverse proxy); repeatable.
+    #[arg(long = "allowed-host", env = "CHATWIRE_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
+    /// The agent runtime.
+    #[arg(long, env = "CHATWIRE_RUNTIME", value_enum, default_value_t = RuntimeKind::Agent)]
+    pub runtime: RuntimeKind,
+    /// The model provider of the built-in agent.
+    #[arg(long, env = "CHATWIRE_PROVIDER", value_enum, default_value_t = ProviderKind::Scripted)]
+    pub provider: ProviderKind,
+    /// Script the `scripted` provider plays [default: the bundled demo].
+    #[arg(long, env = "CHATWIRE_SCRIPT")]
+    pub script: Option<PathBuf>,
+    /// Seconds of quiet after which a stream gets a keepalive.
+    #[arg(long, env = "CHATWIRE_KEEPALIVE_SECS", default_value_t = 15)]
+    pub keepalive_secs: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RuntimeKind {
+    /// The built-in agent loop.
+    Agent,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProviderKind {
+    /// Plays model turns from a script file; offline, no API key.
+    Scripted,
 }
 
 /// What the command line asks for.
@@ -52,10 +88,7 @@ impl Cli {
     /// The action, with the serve flags merged whether given before or after `serve`.
     pub fn action(self) -> Action {
         match self.command {
-            Some(Command::Serve(args)) => Action::Serve(ServeArgs {
-                addr: args.addr.or(self.serve.addr),
-                data_dir: args.data_dir.or(self.serve.data_dir),
-            }),
+            Some(Command::Serve(args)) => Action::Serve(args.or(self.serve)),
             Some(Command::Map(args)) => Action::Map(args),
             None => Action::Serve(self.serve),
         }
@@ -63,6 +96,24 @@ impl Cli {
 }
 
 impl ServeArgs {
+    /// Flags given after `serve`, completed by those given before it.
+    fn or(self, before: ServeArgs) -> ServeArgs {
+        let mut allowed_hosts = self.allowed_hosts;
+        allowed_hosts.extend(before.allowed_hosts);
+        ServeArgs {
+            addr: self.addr.or(before.addr),
+            data_dir: self.data_dir.or(before.data_dir),
+            workspace: self.workspace.or(before.workspace),
+            token: self.token.or(before.token),
+            no_auth: self.no_auth || before.no_auth,
+            allowed_hosts,
+            runtime: self.runtime,
+            provider: self.provider,
+            script: self.script.or(before.script),
+            keepalive_secs: self.keepalive_secs,
+        }
+    }
+
     pub fn addr_or(&self, leptos_site_addr: SocketAddr) -> SocketAddr {
         self.addr.unwrap_or(leptos_site_addr)
     }

@@ -1,23 +1,35 @@
-//! The axum router: the server-rendered app, the JSON API, and the web assets.
+//! The axum router: the server-rendered app, the JSON API of DESIGN.md §3, and the web assets.
 
-use axum::Json;
-use axum::Router;
-use axum::extract::{FromRef, Request, State};
-use axum::http::{Method, StatusCode};
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, FromRef, Path, Query, Request, State};
+use axum::http::header::CONTENT_SECURITY_POLICY;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
-use leptos::prelude::LeptosOptions;
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use axum::routing::{get, post};
+use axum::{Json, Router, middleware};
+use leptos::prelude::{LeptosOptions, use_context};
+use leptos_axum::{LeptosRoutes, ResponseOptions, generate_route_list};
+use serde::Deserialize;
 
 use super::assets::SiteAssets;
+use super::chat::Chat;
+use super::error::{ApiError, ApiJson};
+use super::security::{Security, guard};
+use super::stream::{Framing, tail_response};
 use crate::app::{App, shell};
-use crate::protocol::{ErrorBody, HealthResponse};
+use crate::protocol::*;
+
+/// Largest accepted request body.
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// What every handler can reach.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AppState {
     pub leptos: LeptosOptions,
     pub assets: SiteAssets,
+    pub chat: Arc<Chat>,
+    pub security: Arc<Security>,
     pub runtime_name: &'static str,
 }
 
@@ -33,6 +45,13 @@ pub fn router(state: AppState) -> Router {
     let render_state = state.clone();
     Router::new()
         .route("/api/health", get(health))
+        .route("/api/chat", post(send))
+        .route("/api/chat/abort", post(abort))
+        .route("/api/chat/question", post(answer_question))
+        .route("/api/chat/approval", post(approve))
+        .route("/api/sessions", get(list_sessions).post(create_session))
+        .route("/api/sessions/{id}", get(session_detail).patch(rename_session).delete(delete_session))
+        .route("/api/sessions/{id}/events", get(session_events))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
             let options = render_state.leptos.clone();
@@ -43,10 +62,34 @@ pub fn router(state: AppState) -> Router {
                     render_state.assets.describe()
                 );
             }
+            set_page_policy(&options);
             shell(options, page_assets)
         })
         .fallback(static_file)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.security.clone(), guard))
         .with_state(state)
+}
+
+/// The page's Content-Security-Policy, allowing exactly the inline scripts that carry this response's nonce.
+fn set_page_policy(options: &LeptosOptions) {
+    let (Some(nonce), Some(response)) = (leptos::nonce::use_nonce(), use_context::<ResponseOptions>()) else {
+        return;
+    };
+    // `cargo leptos watch` reloads the page over a websocket on its own port.
+    let live_reload = if std::env::var_os("LEPTOS_WATCH").is_some() {
+        format!(" ws://*:{}", options.reload_port)
+    } else {
+        String::new()
+    };
+    let policy = format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; style-src 'self'; \
+         img-src 'self' data:; connect-src 'self'{live_reload}; frame-ancestors 'none'; base-uri 'none'; \
+         object-src 'none'; form-action 'self'"
+    );
+    if let Ok(value) = HeaderValue::from_str(&policy) {
+        response.insert_header(CONTENT_SECURITY_POLICY, value);
+    }
 }
 
 async fn health(State(state): State<AppState>) -> Json<HealthResponse> {
@@ -57,9 +100,98 @@ async fn health(State(state): State<AppState>) -> Json<HealthResponse> {
     })
 }
 
+async fn send(State(state): State<AppState>, headers: HeaderMap, ApiJson(request): ApiJson<ChatRequest>) -> Response {
+    let session = request.session_id.clone();
+    let framing = Framing::from_accept(&headers);
+    match state.chat.send(request).await {
+        Ok(tail) => match state.chat.live(&session) {
+            Ok(live) => tail_response(state.chat.clone(), live, tail, framing),
+            Err(error) => error.into_response(),
+        },
+        Err(error) => error.into_response(),
+    }
+}
+
+async fn abort(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<AbortRequest>,
+) -> Result<Json<AbortResponse>, ApiError> {
+    let aborted = state.chat.abort(&request.session_id)?;
+    Ok(Json(AbortResponse { ok: true, aborted }))
+}
+
+async fn answer_question(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<QuestionAnswerRequest>,
+) -> Result<Json<OkResponse>, ApiError> {
+    if state.chat.answer(&request.session_id, &request.tool_call_id, &request.answer)? {
+        Ok(Json(OkResponse { ok: true }))
+    } else {
+        Err(ApiError::NotFound(format!("question {} is no longer pending", request.tool_call_id)))
+    }
+}
+
+async fn approve(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<ApprovalRequest>,
+) -> Result<Json<OkResponse>, ApiError> {
+    // The agent asks for approval only under an approval policy; none is pending otherwise.
+    state.chat.live(&request.session_id)?;
+    Err(ApiError::NotFound(format!("no approval is pending for {}", request.tool_call_id)))
+}
+
+async fn list_sessions(State(state): State<AppState>) -> Result<Json<SessionList>, ApiError> {
+    Ok(Json(SessionList { sessions: state.chat.store.sessions()? }))
+}
+
+async fn create_session(
+    State(state): State<AppState>,
+    ApiJson(request): ApiJson<CreateSessionRequest>,
+) -> Result<(StatusCode, Json<SessionCreated>), ApiError> {
+    let session = state.chat.create_session(request.title)?;
+    Ok((StatusCode::CREATED, Json(SessionCreated { session, messages: Vec::new() })))
+}
+
+async fn session_detail(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionDetail>, ApiError> {
+    Ok(Json(state.chat.detail(&id)?))
+}
+
+async fn rename_session(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<RenameSessionRequest>,
+) -> Result<Json<SessionSummary>, ApiError> {
+    Ok(Json(state.chat.rename(&id, &request.title)?))
+}
+
+async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<OkResponse>, ApiError> {
+    state.chat.delete(&id)?;
+    Ok(Json(OkResponse { ok: true }))
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    after: Option<Seq>,
+}
+
+async fn session_events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let live = state.chat.live(&id)?;
+    let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
+    let after = query.after.or(last_event_id).unwrap_or(0);
+    let tail = super::chat::Tail { after, until_run: None };
+    Ok(tail_response(state.chat.clone(), live, tail, Framing::from_accept(&headers)))
+}
+
 async fn unknown_api_route(request: Request) -> Response {
-    let body = ErrorBody { message: format!("no API route {} {}", request.method(), request.uri().path()) };
-    (StatusCode::NOT_FOUND, Json(body)).into_response()
+    ApiError::NotFound(format!("no API route {} {}", request.method(), request.uri().path())).into_response()
 }
 
 async fn static_file(State(state): State<AppState>, request: Request) -> Response {

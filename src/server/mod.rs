@@ -1,18 +1,29 @@
 //! The server half: command line, HTTP router, web assets. Compiled only with the `ssr` feature.
 
 pub mod assets;
+pub mod chat;
 pub mod cli;
+pub mod error;
 mod fingerprint;
 pub mod http;
+pub mod security;
+pub mod stream;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use leptos::config::get_configuration;
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use self::assets::SiteAssets;
+use self::chat::{Chat, ChatConfig};
 use self::cli::{Action, Cli, MapArgs, ServeArgs};
 use self::http::{AppState, router};
+use self::security::Security;
+use crate::runtime::agent::{Agent, AgentConfig};
+use crate::runtime::scripted::{Script, ScriptedProvider};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +36,14 @@ pub enum StartError {
     Bind { addr: std::net::SocketAddr, source: std::io::Error },
     #[error("serving HTTP: {0}")]
     Serve(std::io::Error),
+    #[error("refusing to listen on {0} without an access token: --no-auth is only allowed on a loopback address")]
+    OpenWithoutAuth(std::net::SocketAddr),
+    #[error(transparent)]
+    Script(#[from] crate::runtime::scripted::ScriptError),
+    #[error("opening the session store: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Chat(#[from] self::error::ApiError),
 }
 
 /// Entry point of the `chatwire` binary.
@@ -87,23 +106,69 @@ fn map(args: MapArgs) -> ExitCode {
 
 pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     // `None`: only the environment (set by cargo-leptos when it runs us), over compiled-in defaults.
-    let mut leptos = get_configuration(None).map_err(|e| StartError::Config(e.to_string()))?.leptos_options;
+    let mut leptos = leptos_options()?;
     let addr = args.addr_or(leptos.site_addr);
     leptos.site_addr = addr;
+    if args.no_auth && !addr.ip().is_loopback() {
+        return Err(StartError::OpenWithoutAuth(addr));
+    }
+    let token = (!args.no_auth).then(|| args.token.clone().unwrap_or_else(random_token));
 
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir { path: data_dir.clone(), source })?;
+    let store = crate::store::Store::open(&data_dir)?;
+    let script = match &args.script {
+        Some(path) => Script::load(path)?,
+        None => Script::demo(),
+    };
+    let agent = Arc::new(Agent::new(Arc::new(ScriptedProvider::new(script)), AgentConfig::default()));
+    let config = ChatConfig {
+        data_dir: data_dir.clone(),
+        workspace: args.workspace.clone(),
+        keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
+    };
+    let chat = Chat::new(store, agent, config)?;
 
+    let mut allowed_hosts: Vec<String> =
+        ["localhost", "127.0.0.1", "::1"].into_iter().map(str::to_owned).chain(args.allowed_hosts.clone()).collect();
+    if !addr.ip().is_unspecified() {
+        allowed_hosts.push(addr.ip().to_string());
+    }
+    let security = Arc::new(Security { token: token.clone(), allowed_hosts });
     let assets = SiteAssets::detect(leptos.site_root.as_ref());
-    let state = AppState { leptos, assets: assets.clone(), runtime_name: "agent" };
+    let state = AppState { leptos, assets: assets.clone(), chat, security, runtime_name: "agent" };
 
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let local = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
     tracing::info!(data_dir = %data_dir.display(), assets = %assets.describe(), "starting");
     // stdout carries exactly the URL line, so scripts and tests can pick it up.
-    println!("chatwire listening on http://{local}/");
-
+    match &token {
+        Some(token) => println!("chatwire listening on http://{local}/?token={token}"),
+        None => println!("chatwire listening on http://{local}/"),
+    }
+    let listener = axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
+        // Frames are small and latency matters more than packet count.
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!("could not set TCP_NODELAY: {error}");
+        }
+    });
     axum::serve(listener, router(state)).with_graceful_shutdown(shutdown_signal()).await.map_err(StartError::Serve)
+}
+
+/// Leptos' options from the environment cargo-leptos sets, over the values compiled in by a cargo-leptos build.
+/// A binary built by plain cargo (tests, `cargo run`) has neither and gets this crate's own names.
+fn leptos_options() -> Result<leptos::prelude::LeptosOptions, StartError> {
+    let from_cargo_leptos =
+        std::env::var_os("LEPTOS_OUTPUT_NAME").is_some() || option_env!("LEPTOS_OUTPUT_NAME").is_some();
+    if from_cargo_leptos {
+        return Ok(get_configuration(None).map_err(|e| StartError::Config(e.to_string()))?.leptos_options);
+    }
+    Ok(leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build())
+}
+
+/// 244 random bits as hex, from the operating system's generator (the randomness behind UUID v4).
+fn random_token() -> String {
+    format!("{}{}", uuid::Uuid::new_v4().simple(), uuid::Uuid::new_v4().simple())
 }
 
 async fn shutdown_signal() {

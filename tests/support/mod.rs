@@ -4,4 +4,6 @@
 
 pub mod golden;
 pub mod invariants;
+#[cfg(feature = "ssr")]
+pub mod server;
 pub mod strategies;

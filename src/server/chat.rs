@@ -1,0 +1,473 @@
+//! The chat core: sessions, the run registry and the session logs. Runs live here, not in HTTP responses;
+//! a response only tails a session's log.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use sha2::{Digest, Sha256};
+use tokio::sync::{mpsc, watch};
+
+use super::error::ApiError;
+use crate::chat_state::{ChatSnapshot, apply};
+use crate::mapper::EventMapper;
+use crate::ndjson::encode_frame;
+use crate::protocol::*;
+use crate::runtime::agent::{Agent, Conversation, RunControl, RunOptions};
+use crate::runtime::event::AgentEvent;
+use crate::runtime::provider::{AssistantBlock, ModelMessage};
+use crate::runtime::tools::Workspace;
+use crate::store::{LoggedFrame, RequestRecord, RunStatus, Store};
+
+pub fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+fn new_id(kind: &str) -> String {
+    format!("{kind}-{}", uuid::Uuid::new_v4().simple())
+}
+
+#[derive(Debug, Clone)]
+pub struct ChatConfig {
+    pub data_dir: PathBuf,
+    /// One directory for every session; `None`: a fresh directory per session under the data dir.
+    pub workspace: Option<PathBuf>,
+    /// Quiet streams get a keepalive this often.
+    pub keepalive: Duration,
+}
+
+/// The part of a session only its run touches.
+struct SessionRuntime {
+    mapper: EventMapper,
+    conversation: Conversation,
+    workspace: Workspace,
+}
+
+struct ActiveRun {
+    run_id: String,
+    control: RunControl,
+    events: mpsc::UnboundedSender<AgentEvent>,
+}
+
+/// A session's live state: who is running, and the latest `seq` for tailing viewers.
+pub struct SessionLive {
+    id: String,
+    last_seq: watch::Sender<Seq>,
+    active: Mutex<Option<ActiveRun>>,
+    runtime: Arc<tokio::sync::Mutex<Option<SessionRuntime>>>,
+}
+
+impl SessionLive {
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<Seq> {
+        self.last_seq.subscribe()
+    }
+
+    fn active_run_id(&self) -> Option<String> {
+        self.active.lock().expect("the active-run lock is never poisoned").as_ref().map(|run| run.run_id.clone())
+    }
+}
+
+/// Which frames a response streams: those after `after`, until `until_run` ends (or forever).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tail {
+    pub after: Seq,
+    pub until_run: Option<String>,
+}
+
+pub struct Chat {
+    pub store: Store,
+    agent: Arc<Agent>,
+    pub config: ChatConfig,
+    live: Mutex<HashMap<String, Arc<SessionLive>>>,
+    /// Serializes sends, so two requests with one request id make one run.
+    send_lock: tokio::sync::Mutex<()>,
+}
+
+impl Chat {
+    /// Opens the chat over a store; runs the store left `running` (a crash) are closed as interrupted.
+    pub fn new(store: Store, agent: Arc<Agent>, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
+        let chat =
+            Arc::new(Chat { store, agent, config, live: Mutex::new(HashMap::new()), send_lock: Default::default() });
+        for run in chat.store.running_runs()? {
+            let frame = ChatFrame::Error(ErrorFrame {
+                seq: None,
+                message: "the server stopped while this run was active".into(),
+                run_id: Some(run.run_id.clone()),
+                code: Some("interrupted".into()),
+            });
+            let live = chat.live(&run.session_id)?;
+            chat.log(&live, Some(&run.run_id), frame)?;
+            chat.store.finish_run(&run.run_id, RunStatus::Interrupted, now_ms())?;
+            chat.store.set_status(&run.session_id, SessionStatus::Interrupted)?;
+            tracing::warn!(run = %run.run_id, session = %run.session_id, "marked a run interrupted by a restart");
+        }
+        Ok(chat)
+    }
+
+    /// The live state of an existing session.
+    pub fn live(&self, session_id: &str) -> Result<Arc<SessionLive>, ApiError> {
+        let mut live = self.live.lock().expect("the sessions lock is never poisoned");
+        if let Some(session) = live.get(session_id) {
+            return Ok(session.clone());
+        }
+        let last_seq = self.store.last_seq(session_id)?.ok_or_else(|| unknown_session(session_id))?;
+        let session = Arc::new(SessionLive {
+            id: session_id.to_owned(),
+            last_seq: watch::channel(last_seq).0,
+            active: Mutex::new(None),
+            runtime: Arc::new(tokio::sync::Mutex::new(None)),
+        });
+        live.insert(session_id.to_owned(), session.clone());
+        Ok(session)
+    }
+
+    pub fn create_session(&self, title: Option<String>) -> Result<SessionSummary, ApiError> {
+        let title = title.map(|t| t.trim().to_owned()).unwrap_or_default();
+        Ok(self.store.create_session(&uuid::Uuid::new_v4().to_string(), &title, now_ms())?)
+    }
+
+    pub fn rename(&self, session_id: &str, title: &str) -> Result<SessionSummary, ApiError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Err(ApiError::BadRequest("`title` must not be empty".into()));
+        }
+        if !self.store.rename_session(session_id, title, now_ms())? {
+            return Err(unknown_session(session_id));
+        }
+        self.store.session(session_id)?.ok_or_else(|| unknown_session(session_id))
+    }
+
+    pub fn delete(&self, session_id: &str) -> Result<(), ApiError> {
+        let live = self.live(session_id)?;
+        if live.active_run_id().is_some() {
+            return Err(ApiError::Conflict("the session has a run in progress; stop it first".into()));
+        }
+        self.store.delete_session(session_id)?;
+        self.live.lock().expect("the sessions lock is never poisoned").remove(session_id);
+        Ok(())
+    }
+
+    /// The transcript, rebuilt from the log by the shared reducer.
+    pub fn detail(&self, session_id: &str) -> Result<SessionDetail, ApiError> {
+        let session = self.store.session(session_id)?.ok_or_else(|| unknown_session(session_id))?;
+        let snapshot = self.snapshot(session_id)?;
+        let pending = snapshot.run.as_ref().map(|run| snapshot.messages[run.message].clone());
+        let mut messages = snapshot.messages;
+        if let Some(run) = &snapshot.run {
+            messages.remove(run.message);
+        }
+        Ok(SessionDetail { last_seq: snapshot.last_seq, session, messages, pending })
+    }
+
+    fn snapshot(&self, session_id: &str) -> Result<ChatSnapshot, ApiError> {
+        let mut snapshot = ChatSnapshot::default();
+        let mut after = 0;
+        loop {
+            let frames = self.store.frames_after(session_id, after, 1024)?;
+            let Some(last) = frames.last() else { break };
+            after = last.seq;
+            for logged in &frames {
+                // Lines were validated when they were written; one that no longer parses is skipped, not fatal.
+                if let Ok(frame) = crate::protocol::parse_frame(logged.line.as_bytes()) {
+                    apply(&mut snapshot, &frame);
+                }
+            }
+        }
+        Ok(snapshot)
+    }
+
+    /// Appends a frame to the session's log and wakes its viewers.
+    fn log(&self, live: &SessionLive, run_id: Option<&str>, frame: ChatFrame) -> Result<LoggedFrame, ApiError> {
+        let kind = frame.frame_type().as_str();
+        let counts = matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_));
+        if let ChatFrame::Message(MessageFrame { message, .. }) = &frame
+            && message.role == Role::User
+            && let Some(ChatMessagePart::Text(text)) = message.parts.first()
+        {
+            self.store.title_if_unset(&live.id, &title_from(&text.text))?;
+        }
+        let logged = self.store.append(&live.id, kind, run_id, counts, now_ms(), |seq| {
+            let mut line = encode_frame(&frame.with_seq(seq));
+            line.pop();
+            line
+        })?;
+        live.last_seq.send_replace(logged.seq);
+        Ok(logged)
+    }
+
+    /// `POST /api/chat`: starts a run, queues into the active one, or finds the run a request id already made.
+    pub async fn send(self: &Arc<Self>, request: ChatRequest) -> Result<Tail, ApiError> {
+        if request.message.trim().is_empty() && request.plan_action.is_none() {
+            return Err(ApiError::BadRequest("`message` must not be empty".into()));
+        }
+        let live = self.live(&request.session_id)?;
+        let _serialized = self.send_lock.lock().await;
+        let body_hash = body_hash(&request);
+        if let Some(request_id) = &request.request_id
+            && let Some(record) = self.store.request(request_id)?
+        {
+            if record.session_id != request.session_id || record.body_hash != body_hash {
+                return Err(ApiError::Unprocessable(format!(
+                    "request id {request_id} was already used with a different body"
+                )));
+            }
+            return Ok(Tail { after: record.after_seq, until_run: Some(record.run_id) });
+        }
+        let after = self.store.last_seq(&live.id)?.ok_or_else(|| unknown_session(&live.id))?;
+
+        let queued = {
+            let active = live.active.lock().expect("the active-run lock is never poisoned");
+            match (active.as_ref(), request.streaming_behavior) {
+                (Some(_), None) => {
+                    return Err(ApiError::Conflict(
+                        "a run is in progress; send with streamingBehavior \"steer\" or \"followUp\", or stop it"
+                            .into(),
+                    ));
+                }
+                (Some(run), Some(behavior)) => {
+                    let steer = behavior == StreamingBehavior::Steer;
+                    run.control.enqueue(request.message.clone(), steer, &run.events);
+                    Some(run.run_id.clone())
+                }
+                (None, _) => None,
+            }
+        };
+        let run_id = match queued {
+            Some(run_id) => run_id,
+            None => self.start_run(&live, &request).await?,
+        };
+        if let Some(request_id) = &request.request_id {
+            let record =
+                RequestRecord { session_id: live.id.clone(), body_hash, run_id: run_id.clone(), after_seq: after };
+            self.store.record_request(request_id, &record, now_ms())?;
+        }
+        Ok(Tail { after, until_run: Some(run_id) })
+    }
+
+    async fn start_run(self: &Arc<Self>, live: &Arc<SessionLive>, request: &ChatRequest) -> Result<String, ApiError> {
+        let mut runtime = live.runtime.clone().lock_owned().await;
+        if runtime.is_none() {
+            *runtime = Some(self.load_runtime(&live.id)?);
+        }
+        let state = runtime.as_mut().expect("loaded just above");
+        let prompt = ChatMessage {
+            id: new_id("msg"),
+            role: Role::User,
+            parts: vec![ChatMessagePart::text(shown_prompt(request))],
+            created_at: Some(now_ms()),
+        };
+        let options = RunOptions { mode: request.mode.unwrap_or_default(), plan_action: request.plan_action };
+        let opening = state.mapper.open_run(Some(prompt), options.effective_mode());
+        let run_id = opening
+            .iter()
+            .find_map(|frame| match frame {
+                ChatFrame::Start(start) => Some(start.run_id.clone()),
+                _ => None,
+            })
+            .expect("open_run always starts with a start frame");
+        self.store.start_run(&run_id, &live.id, now_ms())?;
+        for frame in opening {
+            self.log(live, Some(&run_id), frame)?;
+        }
+        let (events, receiver) = mpsc::unbounded_channel();
+        let control = RunControl::default();
+        *live.active.lock().expect("the active-run lock is never poisoned") =
+            Some(ActiveRun { run_id: run_id.clone(), control: control.clone(), events: events.clone() });
+        let task = RunTask {
+            chat: self.clone(),
+            live: live.clone(),
+            run_id: run_id.clone(),
+            prompt: request.message.clone(),
+            options,
+            control,
+        };
+        tokio::spawn(task.run(runtime, events, receiver));
+        Ok(run_id)
+    }
+
+    fn load_runtime(&self, session_id: &str) -> Result<SessionRuntime, ApiError> {
+        let root = match &self.config.workspace {
+            Some(shared) => shared.clone(),
+            None => self.config.data_dir.join("workspaces").join(session_id),
+        };
+        let workspace = Workspace::new(&root).map_err(|e| {
+            ApiError::Store(crate::store::StoreError::Io { path: root.display().to_string(), source: e })
+        })?;
+        let mapper = EventMapper::new(session_id, Box::new(now_ms), Box::new(new_id));
+        let conversation = conversation_from(&self.snapshot(session_id)?);
+        Ok(SessionRuntime { mapper, conversation, workspace })
+    }
+
+    /// `POST /api/chat/abort`: true when a run was stopped.
+    pub fn abort(&self, session_id: &str) -> Result<bool, ApiError> {
+        let live = self.live(session_id)?;
+        let active = live.active.lock().expect("the active-run lock is never poisoned");
+        Ok(match active.as_ref() {
+            Some(run) if !run.control.cancel.is_cancelled() => {
+                run.control.cancel.cancel();
+                true
+            }
+            Some(_) | None => false,
+        })
+    }
+
+    /// `POST /api/chat/question`: false when no such question is waiting.
+    pub fn answer(&self, session_id: &str, tool_call_id: &str, answer: &QuestionAnswer) -> Result<bool, ApiError> {
+        let live = self.live(session_id)?;
+        let active = live.active.lock().expect("the active-run lock is never poisoned");
+        let text = match answer.kind {
+            AnswerKind::Skip => "(the user skipped this question)".to_owned(),
+            AnswerKind::Text => answer.text.clone().unwrap_or_default(),
+            AnswerKind::Single | AnswerKind::Multi => {
+                let mut picked = answer.selected_ids.clone().unwrap_or_default().join(", ");
+                if let Some(text) = answer.text.as_deref().filter(|t| !t.trim().is_empty()) {
+                    picked = if picked.is_empty() { text.to_owned() } else { format!("{picked}; {text}") };
+                }
+                picked
+            }
+        };
+        Ok(active.as_ref().is_some_and(|run| run.control.answer(tool_call_id, text)))
+    }
+}
+
+struct RunTask {
+    chat: Arc<Chat>,
+    live: Arc<SessionLive>,
+    run_id: String,
+    prompt: String,
+    options: RunOptions,
+    control: RunControl,
+}
+
+impl RunTask {
+    async fn run(
+        self,
+        mut runtime: tokio::sync::OwnedMutexGuard<Option<SessionRuntime>>,
+        events: mpsc::UnboundedSender<AgentEvent>,
+        mut receiver: mpsc::UnboundedReceiver<AgentEvent>,
+    ) {
+        {
+            let SessionRuntime { mapper, conversation, workspace } =
+                runtime.as_mut().expect("start_run loads the runtime before spawning the run");
+            let mut terminal: Option<FrameType> = None;
+            let agent = self.chat.agent.clone();
+            let drive = agent.run(conversation, workspace, self.prompt.clone(), &self.options, &self.control, &events);
+            tokio::pin!(drive);
+            let mut record = |event: AgentEvent| {
+                for frame in mapper.map(event) {
+                    if frame.is_terminal() {
+                        terminal = Some(frame.frame_type());
+                    }
+                    if let Err(error) = self.chat.log(&self.live, Some(&self.run_id), frame) {
+                        tracing::error!(run = %self.run_id, "logging a frame failed: {error}");
+                    }
+                }
+            };
+            // The active run keeps a sender for queueing, so the channel never closes by itself: the run is over when
+            // the agent returns, and whatever it sent before that is drained.
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(event) = receiver.recv() => record(event),
+                    () = &mut drive => break,
+                }
+            }
+            while let Ok(event) = receiver.try_recv() {
+                record(event);
+            }
+            if mapper.is_run_open() {
+                for frame in mapper.fail("the agent stopped without finishing its run", "runtime_exit") {
+                    if frame.is_terminal() {
+                        terminal = Some(frame.frame_type());
+                    }
+                    if let Err(error) = self.chat.log(&self.live, Some(&self.run_id), frame) {
+                        tracing::error!(run = %self.run_id, "logging a frame failed: {error}");
+                    }
+                }
+            }
+            let (run_status, session_status) = match terminal {
+                Some(FrameType::Done) => (RunStatus::Done, SessionStatus::Idle),
+                _ => (RunStatus::Failed, SessionStatus::Failed),
+            };
+            let store = &self.chat.store;
+            if let Err(error) = store
+                .finish_run(&self.run_id, run_status, now_ms())
+                .and_then(|()| store.set_status(&self.live.id, session_status))
+            {
+                tracing::error!(run = %self.run_id, "recording the end of the run failed: {error}");
+            }
+        }
+        // Release the runtime before the session looks idle, so the next send finds it free.
+        drop(runtime);
+        *self.live.active.lock().expect("the active-run lock is never poisoned") = None;
+    }
+}
+
+/// What the transcript shows for a send: the text, or the plan action when it came without one.
+fn shown_prompt(request: &ChatRequest) -> String {
+    match (request.message.trim().is_empty(), request.plan_action) {
+        (true, Some(PlanAction::Execute)) => "Execute the plan.".into(),
+        (true, Some(PlanAction::Refine)) => "Refine the plan.".into(),
+        (true, None) | (false, _) => request.message.clone(),
+    }
+}
+
+fn unknown_session(session_id: &str) -> ApiError {
+    ApiError::NotFound(format!("no session {session_id}"))
+}
+
+/// A session's title from its first message: the first line, at most 60 characters.
+fn title_from(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+/// Identifies a request body for request-id reuse: the same id must come with the same request.
+fn body_hash(request: &ChatRequest) -> String {
+    let canonical = serde_json::to_vec(request).expect("a ChatRequest serializes");
+    Sha256::digest(&canonical).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What the model saw, rebuilt from the transcript after a restart (text only; tool calls are summarized away).
+fn conversation_from(snapshot: &ChatSnapshot) -> Conversation {
+    let mut conversation = Conversation::default();
+    for message in &snapshot.messages {
+        let text: String = message
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                ChatMessagePart::Text(text) => Some(text.text.as_str()),
+                ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        if text.is_empty() {
+            continue;
+        }
+        conversation.messages.push(match message.role {
+            Role::User => ModelMessage::User { text },
+            Role::Assistant => ModelMessage::Assistant { blocks: vec![AssistantBlock::Text(text)] },
+        });
+    }
+    conversation
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(title_from("\n  Fix the build  \nplease"), "Fix the build");
+        assert_eq!(title_from(&"x".repeat(70)).chars().count(), 61);
+    }
+}

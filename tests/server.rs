@@ -1,0 +1,443 @@
+//! The HTTP server, run as the real binary on a loopback port: durable runs, gap-free resume, request ids, Stop,
+//! keepalives, restarts after a crash, and the safe defaults.
+#![cfg(feature = "ssr")]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::server::{Lines, Server, TOKEN, kind, script_file, seq};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A run with text, a multi-line file streamed as typed, a command with live output, and a final answer.
+const LIVELY: &str = r#"{"chunkChars": 5, "delayMs": 2, "turns": [
+  {"thinking": "Planning the file.", "text": "Writing it now.", "toolCalls": [
+    {"name": "write", "arguments": {"path": "a.txt", "content": "line one\nline \"two\"\n\ttabbed é😀\n"}},
+    {"name": "bash", "arguments": {"command": "for i in 1 2 3; do echo tick $i; sleep 0.05; done"}}]},
+  {"text": "Done: the file has **three** lines."}
+]}"#;
+
+async fn chat(server: &Server, session: &str, body: Value) -> Lines {
+    let mut body = body;
+    body["sessionId"] = json!(session);
+    let response =
+        tokio::time::timeout(WAIT, server.post("/api/chat", &body).send()).await.expect("POST /api/chat answers");
+    Lines::new(response.unwrap())
+}
+
+async fn replay_run(server: &Server, session: &str, after: u64) -> Vec<String> {
+    let request = server.get(&format!("/api/sessions/{session}/events?after={after}")).send();
+    let response = tokio::time::timeout(WAIT, request).await.expect("GET events answers").unwrap();
+    let mut lines = Lines::new(response);
+    let mut out = Vec::new();
+    let deadline = Instant::now() + WAIT;
+    while let Some(line) = lines.next_within(deadline.saturating_duration_since(Instant::now())).await {
+        if line == r#"{"type":"ping"}"# {
+            continue;
+        }
+        let done = matches!(kind(&line).as_str(), "done" | "error");
+        out.push(line);
+        if done {
+            break;
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_dropped_stream_resumes_from_its_last_seq_without_gap_or_duplicate() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+
+    let session = server.new_session().await;
+    let whole = chat(&server, &session, json!({"message": "go"})).await.rest(WAIT).await;
+    assert_eq!(kind(whole.last().unwrap()), "done");
+    assert!(whole.iter().any(|l| kind(l) == "tool_args_delta"), "the script streams tool arguments");
+    let total = whole.len();
+
+    let mut cuts: Vec<usize> = vec![1, 2, 3, total / 2, total - 2, total - 1];
+    cuts.extend(whole.iter().enumerate().filter(|(_, l)| kind(l) == "tool_args_delta").map(|(i, _)| i + 1).take(3));
+    cuts.extend(whole.iter().enumerate().filter(|(_, l)| l.contains("tick")).map(|(i, _)| i + 1).take(2));
+    cuts.sort_unstable();
+    cuts.dedup();
+    for cut in cuts {
+        let session = server.new_session().await;
+        let mut first = chat(&server, &session, json!({"message": "go"})).await;
+        let mut seen = Vec::new();
+        while seen.len() < cut {
+            let line = first.next_within(WAIT).await.expect("the stream has this many lines");
+            seen.push(line);
+        }
+        drop(first);
+        let last = seen.last().unwrap();
+        let resumed = if matches!(kind(last).as_str(), "done" | "error") {
+            Vec::new()
+        } else {
+            replay_run(&server, &session, seq(last)).await
+        };
+        let mut joined = seen.clone();
+        joined.extend(resumed);
+        let replayed = replay_run(&server, &session, 0).await;
+        assert_eq!(joined, replayed, "cut after {cut} frames");
+        let seqs: Vec<u64> = joined.iter().map(|l| seq(l)).collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "cut after {cut}: seqs not consecutive");
+    }
+}
+
+#[tokio::test]
+async fn a_run_survives_its_viewer_and_sse_carries_the_same_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let session = server.new_session().await;
+    let mut stream = chat(&server, &session, json!({"message": "go"})).await;
+    stream.next_within(WAIT).await.unwrap();
+    drop(stream);
+    let ndjson = replay_run(&server, &session, 0).await;
+    assert_eq!(kind(ndjson.last().unwrap()), "done", "the run finished with nobody watching");
+
+    let response = server
+        .get(&format!("/api/sessions/{session}/events?after=0"))
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let mut lines = Lines::new(response);
+    let mut events = Vec::new();
+    let mut current = (String::new(), String::new(), String::new());
+    while events.len() < ndjson.len() {
+        let line = lines.next_within(WAIT).await.unwrap();
+        if let Some(id) = line.strip_prefix("id: ") {
+            current.0 = id.to_owned();
+        } else if let Some(event) = line.strip_prefix("event: ") {
+            current.1 = event.to_owned();
+        } else if let Some(data) = line.strip_prefix("data: ") {
+            current.2 = data.to_owned();
+        } else if line.is_empty() && !current.2.is_empty() {
+            events.push(std::mem::take(&mut current));
+        }
+    }
+    for (sse, line) in events.iter().zip(&ndjson) {
+        assert_eq!(sse.2, *line);
+        assert_eq!(sse.0, seq(line).to_string());
+        assert_eq!(sse.1, kind(line));
+    }
+}
+
+/// A run whose command sleeps for `seconds` (each test its own duration, so `pgrep` finds only its own sleeper).
+fn sleeper(seconds: &str) -> String {
+    format!(
+        r#"{{"delayMs": 1, "turns": [
+          {{"text": "Sleeping.", "toolCalls": [{{"name": "bash", "arguments": {{"command": "echo started; sleep {seconds}"}}}}]}},
+          {{"text": "Awake again."}}]}}"#
+    )
+}
+
+async fn read_until(lines: &mut Lines, needle: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let line = lines.next_within(WAIT).await.unwrap_or_else(|| panic!("the stream ended before {needle}"));
+        let found = line.contains(needle);
+        seen.push(line);
+        if found {
+            return seen;
+        }
+    }
+}
+
+fn sleeper_running(seconds: &str) -> bool {
+    let pattern = format!("sleep {seconds}");
+    std::process::Command::new("pgrep")
+        .args(["-f", &pattern])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[tokio::test]
+async fn stop_ends_a_long_command_quickly_and_keeps_the_partial_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), &sleeper("301.25")), &[]);
+    let session = server.new_session().await;
+    let mut lines = chat(&server, &session, json!({"message": "sleep"})).await;
+    read_until(&mut lines, "\"output\":\"started").await;
+    assert!(sleeper_running("301.25"));
+
+    let stopped_at = Instant::now();
+    let stop: Value =
+        server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap().json().await.unwrap();
+    assert_eq!(stop, json!({"ok": true, "aborted": true}));
+    let rest = lines.rest(WAIT).await;
+    assert!(stopped_at.elapsed() < Duration::from_secs(2), "the run took {:?} to end", stopped_at.elapsed());
+    let done: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!(done["type"], "done");
+    assert_eq!(done["message"]["parts"][0], json!({"type": "text", "text": "Sleeping."}));
+    assert_eq!(done["message"]["parts"][1]["state"], "output-error");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!sleeper_running("301.25"), "the command's process group is still alive");
+
+    let again: Value =
+        server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap().json().await.unwrap();
+    assert_eq!(again, json!({"ok": true, "aborted": false}));
+}
+
+#[tokio::test]
+async fn a_killed_server_restarts_with_the_session_intact_and_the_run_interrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let script = script_file(dir.path(), &sleeper("302.25"));
+    let mut server = Server::start(&data, &script, &[]);
+    let session = server.new_session().await;
+    let mut lines = chat(&server, &session, json!({"message": "sleep"})).await;
+    let before = read_until(&mut lines, "\"output\":\"started").await;
+    server.kill();
+    drop(lines);
+    // A crash leaves the command's process group behind; this test's own sleeper is cleaned up here.
+    let _ = std::process::Command::new("pkill").args(["-f", "sleep 302.25"]).status();
+
+    let server = Server::start(&data, &script, &[]);
+    let detail: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(detail["session"]["status"], "interrupted");
+    let log = replay_run(&server, &session, 0).await;
+    assert_eq!(&log[..before.len()], &before[..], "the log lost committed frames");
+    let interrupted: Value = serde_json::from_str(log.last().unwrap()).unwrap();
+    assert_eq!(interrupted["type"], "error");
+    assert_eq!(interrupted["code"], "interrupted");
+
+    let next = chat(&server, &session, json!({"message": "again"})).await.rest(WAIT).await;
+    let done: Value = serde_json::from_str(next.last().unwrap()).unwrap();
+    assert_eq!(done["type"], "done", "a new run works after the restart: {next:?}");
+    assert_eq!(seq(&next[0]), seq(log.last().unwrap()) + 1, "seq continues across the restart");
+}
+
+#[tokio::test]
+async fn request_ids_make_a_send_idempotent() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let session = server.new_session().await;
+    let body = json!({"message": "go", "requestId": "req-1"});
+    let (a, b) = tokio::join!(chat(&server, &session, body.clone()), chat(&server, &session, body.clone()));
+    let (mut a, mut b) = (a, b);
+    let (a, b) = tokio::join!(a.rest(WAIT), b.rest(WAIT));
+    assert_eq!(a, b, "both requests tail the same run");
+    assert_eq!(a.iter().filter(|l| kind(l) == "start").count(), 1);
+    let retry = chat(&server, &session, body).await.rest(WAIT).await;
+    assert_eq!(retry.concat(), a.concat(), "a retry after the run replays it byte for byte");
+
+    let other = server
+        .post("/api/chat", &json!({"sessionId": session, "message": "something else", "requestId": "req-1"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 422);
+    let log = replay_run(&server, &session, 0).await;
+    assert_eq!(log.iter().filter(|l| kind(l) == "start").count(), 1, "one run for one request id");
+}
+
+#[tokio::test]
+async fn a_second_send_during_a_run_is_refused_or_queued() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), &sleeper("303.25")), &[]);
+    let session = server.new_session().await;
+    let mut running = chat(&server, &session, json!({"message": "sleep"})).await;
+    read_until(&mut running, "\"output\":\"started").await;
+
+    let refused = server.post("/api/chat", &json!({"sessionId": session, "message": "hello?"})).send().await.unwrap();
+    assert_eq!(refused.status(), 409);
+    let error: Value = refused.json().await.unwrap();
+    assert!(error["message"].as_str().unwrap().contains("streamingBehavior"));
+
+    let mut steered = chat(&server, &session, json!({"message": "also this", "streamingBehavior": "steer"})).await;
+    let queue = read_until(&mut steered, "\"type\":\"queue\"").await;
+    let queue: Value = serde_json::from_str(queue.last().unwrap()).unwrap();
+    assert_eq!(queue["steering"], json!(["also this"]));
+    server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap();
+    let rest = steered.rest(WAIT).await;
+    assert!(
+        matches!(kind(rest.last().unwrap()).as_str(), "done" | "error"),
+        "the queued send tails the run to its end"
+    );
+}
+
+#[tokio::test]
+async fn quiet_streams_get_keepalives_at_the_configured_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"delayMs": 1, "turns": [
+      {"text": "Waiting.", "toolCalls": [{"name": "bash", "arguments": {"command": "sleep 3.5; echo woke"}}]},
+      {"text": "Done."}]}"#;
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), script), &["--keepalive-secs", "1"]);
+    let session = server.new_session().await;
+    let mut lines = chat(&server, &session, json!({"message": "wait"})).await;
+    let mut pings = 0;
+    while let Some(line) = lines.next_within(WAIT).await {
+        if line == r#"{"type":"ping"}"# {
+            pings += 1;
+        }
+    }
+    assert!(pings >= 2, "{pings} keepalives during 3.5 s of silence at 1 s");
+}
+
+#[tokio::test]
+async fn a_run_with_nothing_to_show_ends_in_an_error_not_an_empty_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), r#"{"turns": [{"text": ""}]}"#), &[]);
+    let session = server.new_session().await;
+    let lines = chat(&server, &session, json!({"message": "say nothing"})).await.rest(WAIT).await;
+    let last: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(last["type"], "error");
+    assert_eq!(last["message"], "the model returned an empty response");
+    let again = chat(&server, &session, json!({"message": "still there?"})).await.rest(WAIT).await;
+    assert_eq!(kind(again.last().unwrap()), "error", "the session stays usable");
+}
+
+#[tokio::test]
+async fn sessions_can_be_listed_renamed_and_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let session = server.new_session().await;
+    chat(&server, &session, json!({"message": "Fix the build\nplease"})).await.rest(WAIT).await;
+    let list: Value = server.get("/api/sessions").send().await.unwrap().json().await.unwrap();
+    assert_eq!(list["sessions"][0]["title"], "Fix the build", "titled after the first message");
+    assert_eq!(list["sessions"][0]["status"], "idle");
+    assert_eq!(list["sessions"][0]["messageCount"], 2);
+
+    let detail: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(detail["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(detail["messages"][0]["role"], "user");
+    assert!(detail.get("pending").is_none());
+
+    let renamed = server
+        .http
+        .patch(server.url(&format!("/api/sessions/{session}")))
+        .bearer_auth(TOKEN)
+        .json(&json!({"title": "Build fix"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(renamed.status(), 200);
+    let deleted =
+        server.http.delete(server.url(&format!("/api/sessions/{session}"))).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(deleted.status(), 200);
+    let gone = server.get(&format!("/api/sessions/{session}")).send().await.unwrap();
+    assert_eq!(gone.status(), 404);
+    let unknown = server.post("/api/chat", &json!({"sessionId": session, "message": "hi"})).send().await.unwrap();
+    assert_eq!(unknown.status(), 404, "a deleted session is unknown");
+    let other = server.new_session().await;
+    let empty = server.post("/api/chat", &json!({"sessionId": other, "message": "  "})).send().await.unwrap();
+    assert_eq!(empty.status(), 400, "an empty message");
+}
+
+#[tokio::test]
+async fn the_api_is_closed_to_strangers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let http = &server.http;
+
+    assert_eq!(http.get(server.url("/api/health")).send().await.unwrap().status(), 200, "health is public");
+    let routes = [
+        "/api/sessions",
+        "/api/sessions/x",
+        "/api/sessions/x/events",
+        "/api/chat",
+        "/api/chat/abort",
+        "/api/chat/question",
+        "/api/chat/approval",
+        "/api/anything",
+    ];
+    for route in routes {
+        let status = http.post(server.url(route)).json(&json!({})).send().await.unwrap().status();
+        assert_eq!(status, 401, "POST {route} without a token");
+        let status = http.get(server.url(route)).bearer_auth("wrong").send().await.unwrap().status();
+        assert_eq!(status, 401, "GET {route} with a wrong token");
+    }
+    let page = http.get(server.url("/")).send().await.unwrap();
+    assert_eq!(page.status(), 401, "pages need the token too");
+
+    let rebinding = http
+        .get(server.url("/api/sessions"))
+        .bearer_auth(TOKEN)
+        .header("host", "evil.example:80")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebinding.status(), 403, "a foreign Host (DNS rebinding)");
+    let cross_site =
+        server.post("/api/sessions", &json!({})).header("origin", "http://evil.example").send().await.unwrap();
+    assert_eq!(cross_site.status(), 403, "a foreign Origin");
+    let same_site =
+        server.post("/api/sessions", &json!({})).header("origin", server.base.clone()).send().await.unwrap();
+    assert_eq!(same_site.status(), 201);
+    let form = http
+        .post(server.url("/api/sessions"))
+        .bearer_auth(TOKEN)
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status(), 415, "a simple-request content type");
+    assert_eq!(status_of_oversized_post(&server).await, 413);
+    let malformed = http
+        .post(server.url("/api/chat"))
+        .bearer_auth(TOKEN)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(malformed.status(), 400);
+    let body: Value = malformed.json().await.unwrap();
+    assert!(body["message"].is_string());
+
+    // The printed URL's token is exchanged for a cookie, then the page renders with a strict policy.
+    let no_redirects = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let exchange = no_redirects.get(server.url(&format!("/?token={TOKEN}"))).send().await.unwrap();
+    assert_eq!(exchange.status(), 303);
+    assert_eq!(exchange.headers()["location"], "/");
+    let cookie = exchange.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let page =
+        no_redirects.get(server.url("/")).header("cookie", cookie.split(';').next().unwrap()).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("default-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let nonce = csp.split("'nonce-").nth(1).unwrap().split('\'').next().unwrap().to_owned();
+    assert!(page.text().await.unwrap().contains(&format!("nonce=\"{nonce}\"")), "the boot script carries the nonce");
+}
+
+#[test]
+fn an_open_server_on_a_public_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatwire"))
+        .args(["serve", "--addr", "0.0.0.0:0", "--no-auth"])
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("refusing to listen on 0.0.0.0:0 without an access token")
+    );
+}
+
+/// The status of a POST announcing a 9 MiB body; the server answers before reading it (and then closes the
+/// connection, which is why this is written by hand: an HTTP client would report the broken upload instead).
+async fn status_of_oversized_post(server: &Server) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = server.base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /api/chat HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        9 * 1024 * 1024
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(b"{\"sessionId\":\"x\",\"message\":\"").await.unwrap();
+    let mut answer = vec![0; 512];
+    let read = tokio::time::timeout(WAIT, stream.read(&mut answer)).await.unwrap().unwrap();
+    let status_line = String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or_default().to_owned();
+    status_line.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
+}
