@@ -8,6 +8,8 @@
 
 pub mod app;
 pub mod chat_state;
+#[cfg(feature = "hydrate")]
+pub mod client;
 pub mod components;
 #[cfg(feature = "ssr")]
 pub mod mapper;

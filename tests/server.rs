@@ -336,20 +336,11 @@ async fn the_api_is_closed_to_strangers() {
     let http = &server.http;
 
     assert_eq!(http.get(server.url("/api/health")).send().await.unwrap().status(), 200, "health is public");
-    let routes = [
-        "/api/sessions",
-        "/api/sessions/x",
-        "/api/sessions/x/events",
-        "/api/chat",
-        "/api/chat/abort",
-        "/api/chat/question",
-        "/api/chat/approval",
-        "/api/anything",
-    ];
-    for route in routes {
-        let status = http.post(server.url(route)).json(&json!({})).send().await.unwrap().status();
+    for template in chatwire::server::http::API_ROUTES.iter().filter(|r| **r != "/api/health") {
+        let route = template.replace("{id}", "x").replace("{*rest}", "anything");
+        let status = http.post(server.url(&route)).json(&json!({})).send().await.unwrap().status();
         assert_eq!(status, 401, "POST {route} without a token");
-        let status = http.get(server.url(route)).bearer_auth("wrong").send().await.unwrap().status();
+        let status = http.get(server.url(&route)).bearer_auth("wrong").send().await.unwrap().status();
         assert_eq!(status, 401, "GET {route} with a wrong token");
     }
     let page = http.get(server.url("/")).send().await.unwrap();

@@ -23,7 +23,7 @@ describe('chatwire page', () => {
     await server?.stop();
   }, { timeout: 30_000 });
 
-  test('self-contained binary serves the page and hydrates', { timeout: 120_000 }, async (t) => {
+  test('self-contained binary serves the page and hydrates', { timeout: 240_000 }, async (t) => {
     // Fetched before any browser runs, so what is checked here is the server's own rendering.
     const ssr = await getPage(server.url);
     assert.match(ssr.setCookie ?? '', /HttpOnly/i, 'the printed URL sets an HttpOnly cookie');
@@ -102,9 +102,31 @@ describe('chatwire page', () => {
     await input.pressSequentially('second line');
     await input.press('Enter');
     const sent = page.locator('[data-testid="transcript"] .message[data-role="user"]');
-    await sent.first().waitFor({ timeout: 5_000 });
+    await sent.first().waitFor({ timeout: 10_000 });
     assert.equal(await sent.first().innerText(), 'first line\nsecond line');
     assert.equal(await input.inputValue(), '', 'the composer is cleared after sending');
+    assert.match(new URL(page.url()).pathname, /^\/s\/[0-9a-f-]{36}$/, 'the URL names the new session');
+
+    // The bundled demo streams an answer, runs its tools, and stops to ask a question.
+    const answer = page.locator('[data-testid="transcript"] .message[data-role="assistant"]');
+    await answer.locator('.part--text').first().waitFor({ timeout: 30_000 });
+    const question = page.locator('.question');
+    await question.waitFor({ timeout: 60_000 });
+    await question.getByRole('button', { name: 'Yes, include it' }).click();
+    await page.getByText('Run it yourself:').waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'demo-run.png'), fullPage: true });
+    for (const tool of ['Bash', 'Write', 'Edit', 'Read', 'Grep', 'Glob', 'Ls', 'TodoWrite', 'Question']) {
+      const row = answer.locator('.tool', { hasText: tool }).first();
+      assert.match(await row.getAttribute('class'), /tool--output-available/, `${tool} row did not finish`);
+    }
+
+    // A reload shows the same session from the server's log (once the finished run's stream has closed).
+    await page.waitForLoadState('networkidle');
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await page.getByText('Run it yourself:').waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.sidebar__item').count(), 1, 'the sidebar lists the session');
 
     assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
   });

@@ -5,9 +5,11 @@ use leptos_meta::{MetaTags, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
-use crate::chat_state::{ChatSnapshot, apply};
+mod actions;
+
+pub use self::actions::ChatActions;
+use crate::chat_state::ChatSnapshot;
 use crate::components::{Composer, SessionsSidebar, Transcript};
-use crate::protocol::{ChatFrame, ChatMessage, ChatMessagePart, MessageFrame, Role};
 
 /// URLs of the page's content-hashed script, WASM module and stylesheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,36 +79,28 @@ pub fn App() -> impl IntoView {
 /// The chat layout: sessions on the left, the transcript and the composer on the right.
 #[component]
 fn ChatPage() -> impl IntoView {
+    let params = leptos_router::hooks::use_params_map();
+    let actions = ChatActions::new(params.with_untracked(|p| p.get("session_id")));
+    provide_context(actions);
     // Effects run only in the browser, so this flips once the WASM has taken over the page.
     let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-
-    let chat = RwSignal::new(ChatSnapshot::default());
-    let sent = StoredValue::new(0_u64);
-    // Until the chat route lands, a send goes into the transcript through the same reducer the stream will feed.
-    let on_send = Callback::new(move |text: String| {
-        let number = sent.get_value() + 1;
-        sent.set_value(number);
-        let frame = ChatFrame::Message(MessageFrame {
-            seq: None,
-            message: ChatMessage {
-                id: format!("local-{number}"),
-                role: Role::User,
-                parts: vec![ChatMessagePart::text(text)],
-                created_at: None,
-            },
-        });
-        chat.update(|snapshot| {
-            apply(snapshot, &frame);
-        });
+    Effect::new(move |_| {
+        hydrated.set(true);
+        actions.load();
     });
+    let on_send = Callback::new(move |text: String| actions.send(text));
+    let on_stop = Callback::new(move |()| actions.stop());
+    let running = Signal::derive(move || actions.chat.with(ChatSnapshot::is_running));
 
     view! {
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
-            <SessionsSidebar/>
+            <SessionsSidebar sessions=actions.sessions current=actions.session_id/>
             <main class="chat">
-                <Transcript chat=chat.read_only() on_suggestion=on_send/>
-                <Composer on_send disabled=Signal::derive(move || !hydrated.get())/>
+                <Transcript chat=actions.chat.read_only() on_suggestion=on_send/>
+                <Show when=move || actions.problem.with(Option::is_some)>
+                    <p class="chat__problem" role="alert">{move || actions.problem.get()}</p>
+                </Show>
+                <Composer on_send on_stop running disabled=Signal::derive(move || !hydrated.get())/>
             </main>
         </div>
     }

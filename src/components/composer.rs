@@ -5,8 +5,13 @@ use leptos::prelude::*;
 
 #[component]
 pub fn Composer(
-    /// Called with the trimmed text when the user sends.
+    /// Called with the trimmed text when the user sends (while a run is active, it steers the run).
     on_send: Callback<String>,
+    /// Called when the user asks to stop the running agent (Stop button or Esc).
+    on_stop: Callback<()>,
+    /// True while a run is active.
+    #[prop(into)]
+    running: Signal<bool>,
     /// True while sending is not possible (e.g. before the page is interactive).
     #[prop(into)]
     disabled: Signal<bool>,
@@ -29,6 +34,8 @@ pub fn Composer(
         if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
             event.prevent_default();
             send();
+        } else if event.key() == "Escape" && running.get_untracked() {
+            on_stop.run(());
         }
     };
     view! {
@@ -44,12 +51,17 @@ pub fn Composer(
                 on:keydown=on_keydown
             ></textarea>
             <div class="composer__actions">
+                <Show when=move || running.get()>
+                    <button class="button button--stop" type="button" on:click=move |_| on_stop.run(())>
+                        "Stop"
+                    </button>
+                </Show>
                 <button
                     class="button button--primary"
                     type="submit"
                     disabled=move || disabled.get() || draft.with(|d| d.trim().is_empty())
                 >
-                    "Send"
+                    {move || if running.get() { "Steer" } else { "Send" }}
                 </button>
             </div>
         </form>

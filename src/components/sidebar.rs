@@ -7,14 +7,17 @@ use crate::protocol::SessionSummary;
 #[component]
 pub fn SessionsSidebar(
     /// Sessions to list, newest first.
-    #[prop(optional, into)]
+    #[prop(into)]
     sessions: Signal<Vec<SessionSummary>>,
+    /// The session on screen, if it has been created.
+    #[prop(into)]
+    current: Signal<Option<String>>,
 ) -> impl IntoView {
     view! {
         <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
             <header class="sidebar__header">
                 <span class="sidebar__brand">"chatwire"</span>
-                <a class="button button--ghost" href="/">"New chat"</a>
+                <a class="button button--ghost" href="/" rel="external">"New chat"</a>
             </header>
             <nav class="sidebar__list">
                 <Show
@@ -28,8 +31,17 @@ pub fn SessionsSidebar(
                             let:session
                         >
                             <li class="sidebar__item">
-                                <a href=format!("/s/{}", session.session_id)>
-                                    <span class="sidebar__title">{session.title.clone()}</span>
+                                <a
+                                    href=format!("/s/{}", session.session_id)
+                                    aria-current={
+                                        let id = session.session_id.clone();
+                                        move || current.with(|c| c.as_deref() == Some(id.as_str())).then_some("page")
+                                    }
+                                    rel="external"
+                                >
+                                    <span class="sidebar__title">
+                                        {if session.title.is_empty() { "New chat".to_owned() } else { session.title.clone() }}
+                                    </span>
                                     <span class=format!("badge badge--{}", session.status.as_str())>
                                         {session.status.as_str()}
                                     </span>

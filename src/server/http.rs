@@ -20,6 +20,19 @@ use super::stream::{Framing, tail_response};
 use crate::app::{App, shell};
 use crate::protocol::*;
 
+/// Every API route, for the test that checks each one is closed without the token (all but the health check).
+pub const API_ROUTES: &[&str] = &[
+    "/api/health",
+    "/api/chat",
+    "/api/chat/abort",
+    "/api/chat/question",
+    "/api/chat/approval",
+    "/api/sessions",
+    "/api/sessions/{id}",
+    "/api/sessions/{id}/events",
+    "/api/{*rest}",
+];
+
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
@@ -201,5 +214,21 @@ async fn static_file(State(state): State<AppState>, request: Request) -> Respons
     match state.assets.respond(request.uri().path(), request.headers()) {
         Some(response) => response,
         None => (StatusCode::NOT_FOUND, "not found\n").into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::API_ROUTES;
+
+    #[test]
+    fn api_routes_lists_every_route_of_the_router() {
+        let source = include_str!("http.rs");
+        let registered: Vec<&str> = source
+            .split(".route(\"")
+            .skip(1)
+            .map(|rest| rest.split('"').next().expect("a route literal ends with a quote"))
+            .collect();
+        assert_eq!(registered, API_ROUTES, "keep API_ROUTES in step with the router");
     }
 }
