@@ -432,3 +432,69 @@ async fn status_of_oversized_post(server: &Server) -> u16 {
     let status_line = String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or_default().to_owned();
     status_line.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
 }
+
+fn resident_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Runs a long answer on a fresh server with one reader that reads everything, or one that never reads;
+/// returns how much the server grew (KiB) and the bytes the run logged.
+async fn growth_during_a_long_answer(read_it: bool) -> (u64, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    // About 3.5 MB of frames: far more than the socket buffers hold.
+    let text = "streamed words ".repeat(40_000);
+    let script = json!({"chunkChars": 10, "delayMs": 0, "turns": [{"text": text}]}).to_string();
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), &script), &[]);
+    let session = server.new_session().await;
+    let before = resident_kib(server.pid());
+
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let mut connection = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let body = json!({"sessionId": session, "message": "talk"}).to_string();
+    let head = format!(
+        "POST /api/chat HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut connection, head.as_bytes()).await.unwrap();
+    let reader = read_it.then(|| {
+        tokio::spawn(async move {
+            let mut sink = vec![0; 64 * 1024];
+            while tokio::io::AsyncReadExt::read(&mut connection, &mut sink).await.is_ok_and(|n| n > 0) {}
+        })
+    });
+
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let list: Value = server.get("/api/sessions").send().await.unwrap().json().await.unwrap();
+        let session = &list["sessions"][0];
+        if session["status"] == "idle" && session["lastSeq"].as_u64().unwrap_or(0) > 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the run did not finish (reader reading: {read_it})");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let grown = resident_kib(server.pid()).saturating_sub(before);
+    let log = replay_run(&server, &session, 0).await;
+    assert_eq!(kind(log.last().unwrap()), "done");
+    if let Some(reader) = reader {
+        reader.abort();
+    }
+    (grown, log.iter().map(String::len).sum())
+}
+
+#[tokio::test]
+async fn a_reader_that_never_reads_costs_no_more_memory_and_the_run_still_completes() {
+    let (reading, logged) = growth_during_a_long_answer(true).await;
+    let (stalled, _) = growth_during_a_long_answer(false).await;
+    eprintln!(
+        "a {logged}-byte run grew the server by {reading} KiB with a reader and {stalled} KiB with a stalled one"
+    );
+    assert!(logged > 3_000_000, "the run logged only {logged} bytes");
+    assert!(
+        stalled < reading + 4 * 1024,
+        "a stalled reader cost {stalled} KiB against {reading} KiB for one that reads ({logged} bytes logged)"
+    );
+}

@@ -165,6 +165,8 @@ async fn pause(delay: Duration, cancel: &CancellationToken) -> Result<(), Provid
         return Err(ProviderError::Aborted);
     }
     if delay.is_zero() {
+        // Still give the task's other work (the run's recorder) a turn, as a network read would.
+        tokio::task::yield_now().await;
         return Ok(());
     }
     tokio::select! {
