@@ -186,8 +186,26 @@ pub struct RpcResponse {
     pub id: Option<String>,
     pub command: String,
     pub success: bool,
-    pub data: Option<Value>,
+    /// The answer's payload, kept as raw JSON: pi's `get_messages` answer holds the whole conversation, and
+    /// building a tree of it that nobody reads would cost more than all other events together.
+    pub data: Option<RawJson>,
     pub error: Option<String>,
+}
+
+/// A JSON value kept as its text, parsed only when someone needs it.
+#[derive(Debug, Clone)]
+pub struct RawJson(pub Box<RawValue>);
+
+impl RawJson {
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
 }
 
 /// A line that is not a usable event.
@@ -326,7 +344,7 @@ impl AgentEvent {
                 id: raw.id,
                 command: raw.command.ok_or_else(|| missing("command"))?,
                 success: raw.success.unwrap_or(false),
-                data: raw.data.map(|_| decode(raw.data, "data")).transpose()?,
+                data: raw.data.map(|data| RawJson(data.to_owned())),
                 error: raw.error,
             }),
             "session_info_changed" | "thinking_level_changed" => AgentEvent::Ignored(kind.to_owned()),
