@@ -1,4 +1,5 @@
 //! The built-in agent loop with the scripted provider and the real tools, mapped to frames: the demo, abort, queues,
+#![cfg(feature = "ssr")]
 //! retries, plan mode.
 
 mod support;
@@ -14,7 +15,7 @@ use chatwire::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provide
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
 use chatwire::runtime::tools::{CancellationToken, Workspace};
 use serde_json::json;
-use support::invariants::{assert_no_null_fields, assert_run_invariants};
+use support::invariants::{assert_no_null_fields, assert_run_invariants, text_parts};
 use tokio::sync::mpsc;
 
 fn mapper() -> EventMapper {
@@ -254,16 +255,7 @@ async fn steering_is_delivered_after_the_tool_calls_and_follow_ups_when_the_agen
         .collect();
     assert_eq!(queues, [(1, 0), (1, 1), (0, 1), (0, 0)]);
     let Some(ChatFrame::Done(done)) = frames.last() else { unreachable!() };
-    let texts: Vec<&str> = done
-        .message
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            ChatMessagePart::Text(t) => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(texts, ["Listing.", "Steered.", "Followed up."]);
+    assert_eq!(text_parts(&done.message), ["Listing.", "Steered.", "Followed up."]);
 }
 
 #[tokio::test]

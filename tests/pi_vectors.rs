@@ -1,4 +1,5 @@
 //! The mapper over genuine pi RPC recordings: every line parses, frames match the goldens, and the run invariants hold.
+#![cfg(feature = "ssr")]
 
 mod support;
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use chatwire::protocol::{ChatFrame, ChatMessagePart};
+use chatwire::protocol::{ChatFrame, ChatMessage, ChatMessagePart};
 use serde_json::Value;
 
 /// The frames of one run: `start` … terminal.
@@ -74,15 +74,7 @@ pub fn assert_run_invariants(label: &str, frames: &[ChatFrame]) {
         }
         match run.last().expect("a run has at least start and its terminal frame") {
             ChatFrame::Done(done) => {
-                let text: String = done
-                    .message
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        ChatMessagePart::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
+                let text = text_parts(&done.message).concat();
                 assert_eq!(text, deltas, "{label}: done text is not the concatenated deltas");
                 assert!(!text.trim().is_empty() || !last_tool_state.is_empty(), "{label}: empty done");
             }
@@ -90,4 +82,16 @@ pub fn assert_run_invariants(label: &str, frames: &[ChatFrame]) {
             _ => unreachable!("runs() ends every run at its terminal frame"),
         }
     }
+}
+
+/// The texts of a message's text parts, in order.
+pub fn text_parts(message: &ChatMessage) -> Vec<&str> {
+    message
+        .parts
+        .iter()
+        .filter_map(|part| match part {
+            ChatMessagePart::Text(text) => Some(text.text.as_str()),
+            ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+        })
+        .collect()
 }
