@@ -1,6 +1,6 @@
 //! The built-in agent loop with the scripted provider and the real tools, mapped to frames: the demo, abort, queues,
-#![cfg(feature = "ssr")]
 //! retries, plan mode.
+#![cfg(feature = "ssr")]
 
 mod support;
 
