@@ -42,10 +42,6 @@ impl Server {
         Server { child, base, data_dir: data_dir.to_owned(), http: reqwest::Client::new() }
     }
 
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
