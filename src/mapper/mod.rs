@@ -517,17 +517,23 @@ impl EventMapper {
         }
     }
 
-    /// Ends the open run: closes unfinished tools, then `state{agent_settled}` and `done` — or `error` when nothing renderable came out.
-    pub fn settle(&mut self) -> Vec<ChatFrame> {
-        let mut out = Vec::new();
-        let Some(run) = self.run.as_ref() else {
-            return out;
-        };
+    /// Ends every tool call of the open run that has no result yet with `output-error`, in arrival order.
+    fn close_unfinished_tools(&mut self, out: &mut Vec<ChatFrame>) {
+        let Some(run) = self.run.as_ref() else { return };
         let unfinished: Vec<String> =
             run.tool_order.iter().filter(|id| !run.tools[*id].state.is_terminal()).cloned().collect();
         for id in unfinished {
-            self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL.into()), &mut out);
+            self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL.into()), out);
         }
+    }
+
+    /// Ends the open run: closes unfinished tools, then `state{agent_settled}` and `done` — or `error` when nothing renderable came out.
+    pub fn settle(&mut self) -> Vec<ChatFrame> {
+        let mut out = Vec::new();
+        if self.run.is_none() {
+            return out;
+        }
+        self.close_unfinished_tools(&mut out);
         let run = self.run_mut();
         // A stopped planning run offers no decision: its plan may be half written.
         if run.mode == AgentMode::Plan
@@ -590,17 +596,8 @@ impl EventMapper {
     /// Ends the open run with an error (a runtime that died or sent malformed data); the partial answer stays in the transcript.
     pub fn fail(&mut self, message: impl Into<String>, code: &str) -> Vec<ChatFrame> {
         let mut out = Vec::new();
-        let run_id = match self.run.as_ref() {
-            Some(run) => {
-                let unfinished: Vec<String> =
-                    run.tool_order.iter().filter(|id| !run.tools[*id].state.is_terminal()).cloned().collect();
-                for id in unfinished {
-                    self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL.into()), &mut out);
-                }
-                self.run.take().map(|run| run.run_id)
-            }
-            None => None,
-        };
+        self.close_unfinished_tools(&mut out);
+        let run_id = self.run.take().map(|run| run.run_id);
         let frame = ErrorFrame { seq: None, message: message.into(), run_id, code: Some(code.into()) };
         self.emit(ChatFrame::Error(frame), &mut out);
         out

@@ -358,8 +358,8 @@ impl RunTask {
             let agent = self.chat.agent.clone();
             let drive = agent.run(conversation, workspace, self.prompt.clone(), &self.options, &self.control, &events);
             tokio::pin!(drive);
-            let mut record = |event: AgentEvent| {
-                for frame in mapper.map(event) {
+            let mut record = |frames: Vec<ChatFrame>| {
+                for frame in frames {
                     if frame.is_terminal() {
                         terminal = Some(frame.frame_type());
                     }
@@ -373,22 +373,15 @@ impl RunTask {
             loop {
                 tokio::select! {
                     biased;
-                    Some(event) = receiver.recv() => record(event),
+                    Some(event) = receiver.recv() => record(mapper.map(event)),
                     () = &mut drive => break,
                 }
             }
             while let Ok(event) = receiver.try_recv() {
-                record(event);
+                record(mapper.map(event));
             }
             if mapper.is_run_open() {
-                for frame in mapper.fail("the agent stopped without finishing its run", "runtime_exit") {
-                    if frame.is_terminal() {
-                        terminal = Some(frame.frame_type());
-                    }
-                    if let Err(error) = self.chat.log(&self.live, Some(&self.run_id), frame) {
-                        tracing::error!(run = %self.run_id, "logging a frame failed: {error}");
-                    }
-                }
+                record(mapper.fail("the agent stopped without finishing its run", "runtime_exit"));
             }
             let (run_status, session_status) = match terminal {
                 Some(FrameType::Done) => (RunStatus::Done, SessionStatus::Idle),
