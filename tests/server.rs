@@ -30,6 +30,8 @@ async fn chat(server: &Server, session: &str, body: Value) -> Lines {
 async fn replay_run(server: &Server, session: &str, after: u64) -> Vec<String> {
     let request = server.get(&format!("/api/sessions/{session}/events?after={after}")).send();
     let response = tokio::time::timeout(WAIT, request).await.expect("GET events answers").unwrap();
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("application/x-ndjson"));
+    assert_stream_headers(&response);
     let mut lines = Lines::new(response);
     let mut out = Vec::new();
     let deadline = Instant::now() + WAIT;
@@ -104,6 +106,7 @@ async fn a_run_survives_its_viewer_and_sse_carries_the_same_frames() {
         .await
         .unwrap();
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    assert_stream_headers(&response);
     let mut lines = Lines::new(response);
     let mut events = Vec::new();
     let mut current = (String::new(), String::new(), String::new());
@@ -124,6 +127,15 @@ async fn a_run_survives_its_viewer_and_sse_carries_the_same_frames() {
         assert_eq!(sse.0, seq(line).to_string());
         assert_eq!(sse.1, kind(line));
     }
+}
+
+/// The headers every stream carries; `no-store` is left out on purpose (docs/decisions.md, "Stream caching").
+fn assert_stream_headers(response: &reqwest::Response) {
+    let headers = response.headers();
+    assert_eq!(headers["cache-control"], "no-cache, no-transform");
+    assert_eq!(headers["x-accel-buffering"], "no");
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert!(headers.get("content-encoding").is_none(), "streams are never compressed");
 }
 
 /// A run whose command sleeps for `seconds` (each test its own duration, so `pgrep` finds only its own sleeper).

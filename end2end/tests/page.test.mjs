@@ -100,6 +100,8 @@ describe('chatwire page', () => {
     await input.fill('first line');
     await input.press('Shift+Enter');
     await input.pressSequentially('second line');
+    const isChatStream = (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat';
+    const streamFinished = page.waitForEvent('requestfinished', { predicate: isChatStream, timeout: 150_000 });
     await input.press('Enter');
     const sent = page.locator('[data-testid="transcript"] .message[data-role="user"]');
     await sent.first().waitFor({ timeout: 10_000 });
@@ -121,8 +123,8 @@ describe('chatwire page', () => {
       assert.match(await row.getAttribute('class'), /tool--output-available/, `${tool} row did not finish`);
     }
 
-    // A reload shows the same session from the server's log (once the finished run's stream has closed).
-    await page.waitForLoadState('networkidle');
+    // The run's stream ends by itself after its last frame; then a reload shows the same session from the log.
+    await streamFinished;
     await page.reload({ waitUntil: 'domcontentloaded' });
     await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
     await page.getByText('Run it yourself:').waitFor({ timeout: 10_000 });

@@ -18,6 +18,11 @@ use super::chat::{Chat, SessionLive, Tail};
 use crate::protocol::{ChatFrame, ErrorFrame, Seq};
 use crate::store::LoggedFrame;
 
+/// Streams must not be stored or transformed by caches, but without `no-store`: Chromium reports a
+/// `no-store` response read through a stream reader as canceled (`net::ERR_ABORTED`) in about two of
+/// three fetches, even when its body was read to the end (docs/decisions.md, "Stream caching").
+const STREAM_CACHE_CONTROL: &str = "no-cache, no-transform";
+
 /// How many logged frames one read takes from the store; they go out as one chunk.
 const BATCH: usize = 256;
 
@@ -94,7 +99,7 @@ pub fn tail_response(chat: Arc<Chat>, live: Arc<SessionLive>, tail: Tail, framin
     let mut response = Response::new(Body::from_stream(stream));
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(framing.content_type()));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache, no-store, no-transform"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static(STREAM_CACHE_CONTROL));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
