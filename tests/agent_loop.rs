@@ -198,16 +198,25 @@ async fn stop_during_a_command_kills_it_and_keeps_the_partial_answer() {
     ));
     let control = RunControl::default();
     let started = Instant::now();
-    let frames = run_prompt(&agent, &workspace, "run", &control, |event, control, _| {
+    let frames = run_prompt(&agent, &workspace, "run", &control, |event, control, events| {
         if let AgentEvent::ToolExecutionUpdate { partial_result, .. } = event
             && partial_result.text.contains("started")
         {
+            assert!(control.enqueue("and then this".into(), false, events));
             control.cancel.cancel();
         }
     })
     .await;
     assert!(started.elapsed() < Duration::from_secs(10), "stop took {:?}", started.elapsed());
     assert_run_invariants("abort", &frames);
+    let queues: Vec<usize> = frames
+        .iter()
+        .filter_map(|f| match f {
+            ChatFrame::Queue(q) => Some(q.steering.len() + q.follow_up.len()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(queues, [1, 0], "Stop drops the waiting follow-up, and the queue says so");
     let bash = tool_parts(&frames).into_iter().find(|t| t.tool_name == "Bash").unwrap();
     assert_eq!(bash.state, ToolState::OutputError);
     assert_eq!(bash.error_text.as_deref(), Some("Command aborted"));
@@ -229,11 +238,15 @@ async fn steering_is_delivered_after_the_tool_calls_and_follow_ups_when_the_agen
     let control = RunControl::default();
     let frames = run_prompt(&agent, &workspace, "go", &control, |event, control, events| {
         if let AgentEvent::ToolExecutionStart { .. } = event {
-            control.enqueue("then say steered".into(), true, events);
-            control.enqueue("and then follow up".into(), false, events);
+            assert!(control.enqueue("then say steered".into(), true, events));
+            assert!(control.enqueue("and then follow up".into(), false, events));
         }
     })
     .await;
+    assert!(
+        !control.enqueue("too late".into(), true, &tokio::sync::mpsc::unbounded_channel().0),
+        "a finished run refuses new messages instead of dropping them"
+    );
     assert_run_invariants("queues", &frames);
     let delivered: Vec<String> = frames
         .iter()

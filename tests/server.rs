@@ -274,6 +274,57 @@ async fn a_second_send_during_a_run_is_refused_or_queued() {
 }
 
 #[tokio::test]
+async fn a_steer_sent_while_a_run_ends_is_delivered_or_starts_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"delayMs": 1, "chunkChars": 50, "turns": [{"text": "Short answer."}]}"#;
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), script), &[]);
+    let session = server.new_session().await;
+    let mut accepted = Vec::new();
+    for round in 0..20 {
+        let prompt = format!("round {round}");
+        let mut run = chat(&server, &session, json!({"message": prompt})).await;
+        accepted.push(prompt);
+        // `agent_end` is logged once the agent has decided to stop: the steer arrives as the run ends.
+        read_until(&mut run, "\"name\":\"agent_end\"").await;
+        let steer = format!("steer {round}");
+        let body = json!({"sessionId": session, "message": steer, "streamingBehavior": "steer"});
+        let response = server.post("/api/chat", &body).send().await.unwrap();
+        assert_eq!(response.status(), 200, "round {round}");
+        accepted.push(steer);
+        let mut steered = Lines::new(response);
+        for stream in [&mut run, &mut steered] {
+            let rest = stream.rest(WAIT).await;
+            assert!(matches!(kind(rest.last().unwrap()).as_str(), "done" | "error"), "round {round}: a stream ends");
+        }
+    }
+    let log = replay_all(&server, &session).await;
+    let delivered: Vec<String> = log
+        .iter()
+        .filter(|l| kind(l) == "message")
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|m| m["message"]["role"] == "user")
+        .map(|m| m["message"]["parts"][0]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(delivered, accepted, "every accepted message reaches the transcript, once, in order");
+}
+
+/// The whole log of a session that has no run in progress.
+async fn replay_all(server: &Server, session: &str) -> Vec<String> {
+    let detail: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    let last = detail["lastSeq"].as_u64().unwrap();
+    let response = server.get(&format!("/api/sessions/{session}/events?after=0")).send().await.unwrap();
+    let mut lines = Lines::new(response);
+    let mut out = Vec::new();
+    while out.last().is_none_or(|l: &String| seq(l) < last) {
+        let line = lines.next_within(WAIT).await.expect("the log has lastSeq frames");
+        if line != r#"{"type":"ping"}"# {
+            out.push(line);
+        }
+    }
+    out
+}
+
+#[tokio::test]
 async fn quiet_streams_get_keepalives_at_the_configured_interval() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"delayMs": 1, "turns": [

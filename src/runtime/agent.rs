@@ -71,6 +71,8 @@ pub struct Queues {
     pub steering: VecDeque<String>,
     /// Delivered when the agent would otherwise stop.
     pub follow_up: VecDeque<String>,
+    /// Set once the agent has decided to stop: nothing queued after that could be delivered.
+    pub closed: bool,
 }
 
 /// Handles a run shares with the requests that steer, answer or stop it.
@@ -83,15 +85,26 @@ pub struct RunControl {
 }
 
 impl RunControl {
-    /// Queues a message for the running agent and reports the new queue.
-    pub fn enqueue(&self, text: String, steer: bool, events: &mpsc::UnboundedSender<AgentEvent>) {
+    /// Queues a message for the running agent and reports the new queue; false (and nothing queued) when the
+    /// agent has already decided to stop, so the caller starts a new run instead of losing the message.
+    #[must_use]
+    pub fn enqueue(&self, text: String, steer: bool, events: &mpsc::UnboundedSender<AgentEvent>) -> bool {
         let mut queues = self.queues.lock().expect("the queue lock is never poisoned");
+        if queues.closed {
+            return false;
+        }
         if steer {
             queues.steering.push_back(text)
         } else {
             queues.follow_up.push_back(text)
         }
         let _ = events.send(queue_event(&queues));
+        true
+    }
+
+    /// True once the agent has decided to stop: the run is ending and takes no more messages.
+    pub fn is_closing(&self) -> bool {
+        self.queues.lock().expect("the queue lock is never poisoned").closed
     }
 
     /// Delivers the user's answer to a pending question; false when no such question waits.
@@ -285,6 +298,17 @@ impl Agent {
         if self.turns(conversation, workspace, mode, control, &emit).await == AgentState::Active {
             emit.send(AgentEvent::AgentEnd);
         }
+        // A stopped or failed run ends with its queue closed too (the normal end closed it in `next_queued`); what
+        // was still waiting is dropped with it, and the emptied queue says so.
+        {
+            let mut queues = control.queues.lock().expect("the queue lock is never poisoned");
+            queues.closed = true;
+            if !queues.steering.is_empty() || !queues.follow_up.is_empty() {
+                queues.steering.clear();
+                queues.follow_up.clear();
+                emit.send(queue_event(&queues));
+            }
+        }
         emit.send(AgentEvent::AgentSettled);
     }
 
@@ -451,7 +475,11 @@ impl Agent {
     /// The next message to deliver: steering at every turn boundary, follow-ups only when the agent would stop.
     fn next_queued(&self, control: &RunControl, agent_continues: bool) -> Option<String> {
         let mut queues = control.queues.lock().expect("the queue lock is never poisoned");
-        queues.steering.pop_front().or_else(|| if agent_continues { None } else { queues.follow_up.pop_front() })
+        let next =
+            queues.steering.pop_front().or_else(|| if agent_continues { None } else { queues.follow_up.pop_front() });
+        // Deciding to stop and refusing later messages happen under one lock, so no message slips in between.
+        queues.closed = next.is_none() && !agent_continues;
+        next
     }
 
     /// Streams one model call, translating its pieces into `message_update` events.

@@ -223,6 +223,8 @@ impl Chat {
         let queued = {
             let active = live.active.lock().expect("the active-run lock is never poisoned");
             match (active.as_ref(), request.streaming_behavior) {
+                // A run that is only finishing up (its `done` may already be out) is waited for, not refused.
+                (Some(run), None) if run.control.is_closing() => None,
                 (Some(_), None) => {
                     return Err(ApiError::Conflict(
                         "a run is in progress; send with streamingBehavior \"steer\" or \"followUp\", or stop it"
@@ -231,8 +233,9 @@ impl Chat {
                 }
                 (Some(run), Some(behavior)) => {
                     let steer = behavior == StreamingBehavior::Steer;
-                    run.control.enqueue(request.message.clone(), steer, &run.events);
-                    Some(run.run_id.clone())
+                    // Refused when the run is already ending: the message then starts the next run, once that
+                    // run has released the session (`start_run` waits for it).
+                    run.control.enqueue(request.message.clone(), steer, &run.events).then(|| run.run_id.clone())
                 }
                 (None, _) => None,
             }
@@ -395,9 +398,13 @@ impl RunTask {
                 tracing::error!(run = %self.run_id, "recording the end of the run failed: {error}");
             }
         }
-        // Release the runtime before the session looks idle, so the next send finds it free.
+        // Release the runtime before the session looks idle, so the next send finds it free. A send that arrived
+        // while this run was ending may already have started the next run: that one stays active.
         drop(runtime);
-        *self.live.active.lock().expect("the active-run lock is never poisoned") = None;
+        let mut active = self.live.active.lock().expect("the active-run lock is never poisoned");
+        if active.as_ref().is_some_and(|run| run.run_id == self.run_id) {
+            *active = None;
+        }
     }
 }
 
@@ -457,6 +464,62 @@ fn conversation_from(snapshot: &ChatSnapshot) -> Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn chat_playing(script: &str, dir: &std::path::Path) -> Arc<Chat> {
+        use crate::runtime::agent::AgentConfig;
+        use crate::runtime::scripted::{Script, ScriptedProvider};
+        let provider = Arc::new(ScriptedProvider::new(Script::parse(script).unwrap()));
+        let agent = Arc::new(Agent::new(provider, AgentConfig::default()));
+        let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive: Duration::from_secs(15) };
+        Chat::new(Store::open(dir).unwrap(), agent, config).unwrap()
+    }
+
+    fn request(session_id: &str, message: &str, streaming_behavior: Option<StreamingBehavior>) -> ChatRequest {
+        ChatRequest {
+            session_id: session_id.into(),
+            message: message.into(),
+            request_id: None,
+            mode: None,
+            plan_action: None,
+            model: None,
+            streaming_behavior,
+            attachments: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_message_for_a_run_that_is_ending_starts_the_next_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let chat = chat_playing(r#"{"delayMs": 50, "turns": [{"text": "One two three four five six."}]}"#, dir.path());
+        let session = chat.create_session(None).unwrap().session_id;
+        let first = chat.send(request(&session, "first", None)).await.unwrap();
+        let live = chat.live(&session).unwrap();
+        // What the agent does once it has decided to stop, done here while the run is still streaming.
+        live.active.lock().unwrap().as_ref().unwrap().control.queues.lock().unwrap().closed = true;
+
+        let steered = chat.send(request(&session, "steer", Some(StreamingBehavior::Steer))).await.unwrap();
+        assert_ne!(steered.until_run, first.until_run, "the steer was not queued into the ending run");
+        let next = chat.send(request(&session, "plain", None)).await;
+        assert!(matches!(next, Err(ApiError::Conflict(_))), "the steer's run is active and open: {next:?}");
+
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while live.active_run_id().is_some() {
+            assert!(tokio::time::Instant::now() < deadline, "the runs never ended");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let users: Vec<String> = chat
+            .detail(&session)
+            .unwrap()
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .filter_map(|m| match m.parts.first()? {
+                ChatMessagePart::Text(text) => Some(text.text.clone()),
+                ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+            })
+            .collect();
+        assert_eq!(users, ["first", "steer"]);
+    }
 
     #[test]
     fn titles_come_from_the_first_line() {
