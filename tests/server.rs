@@ -325,6 +325,19 @@ async fn replay_all(server: &Server, session: &str) -> Vec<String> {
 }
 
 #[tokio::test]
+async fn a_shutdown_ends_held_streams_and_the_server_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let session = server.new_session().await;
+    let response = server.get(&format!("/api/sessions/{session}/events?after=0")).send().await.unwrap();
+    let mut held = Lines::new(response);
+
+    let status = server.terminate(Duration::from_secs(20)).expect("the server exits while a stream is held");
+    assert!(status.success(), "a shutdown is a clean exit: {status}");
+    assert_eq!(held.next_within(WAIT).await, None, "the held stream ended (its viewer resumes by seq)");
+}
+
+#[tokio::test]
 async fn quiet_streams_get_keepalives_at_the_configured_interval() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"delayMs": 1, "turns": [

@@ -86,13 +86,21 @@ pub struct Chat {
     live: Mutex<HashMap<String, Arc<SessionLive>>>,
     /// Serializes sends, so two requests with one request id make one run.
     send_lock: tokio::sync::Mutex<()>,
+    /// Cancelled when the server shuts down: every stream then ends, and its viewer resumes later by `seq`.
+    pub streams_end: tokio_util::sync::CancellationToken,
 }
 
 impl Chat {
     /// Opens the chat over a store; runs the store left `running` (a crash) are closed as interrupted.
     pub fn new(store: Store, agent: Arc<Agent>, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
-        let chat =
-            Arc::new(Chat { store, agent, config, live: Mutex::new(HashMap::new()), send_lock: Default::default() });
+        let chat = Arc::new(Chat {
+            store,
+            agent,
+            config,
+            live: Mutex::new(HashMap::new()),
+            send_lock: Default::default(),
+            streams_end: Default::default(),
+        });
         for run in chat.store.running_runs()? {
             let frame = ChatFrame::Error(ErrorFrame {
                 seq: None,

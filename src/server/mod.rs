@@ -6,6 +6,7 @@ pub mod cli;
 pub mod error;
 mod fingerprint;
 pub mod http;
+mod listener;
 pub mod security;
 pub mod stream;
 
@@ -146,13 +147,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         Some(token) => println!("chatwire listening on http://{local}/?token={token}"),
         None => println!("chatwire listening on http://{local}/"),
     }
-    let listener = axum::serve::ListenerExt::tap_io(listener, |stream: &mut tokio::net::TcpStream| {
-        // Frames are small and latency matters more than packet count.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::debug!("could not set TCP_NODELAY: {error}");
-        }
-    });
-    axum::serve(listener, router(state)).with_graceful_shutdown(shutdown_signal()).await.map_err(StartError::Serve)
+    let streams_end = state.chat.streams_end.clone();
+    listener::serve(listener, router(state), shutdown_signal(), streams_end).await.map_err(StartError::Serve)
 }
 
 /// Leptos' options from the environment cargo-leptos sets, over the values compiled in by a cargo-leptos build.

@@ -143,11 +143,15 @@ async fn next_chunk(state: &mut TailState) -> Option<String> {
             }
             return Some(chunk);
         }
-        match tokio::time::timeout(state.keepalive, state.changes.changed()).await {
-            Ok(Ok(())) => continue,
-            // The session was deleted: nothing more will come.
-            Ok(Err(_)) => return None,
-            Err(_quiet) => return Some(state.framing.keepalive().to_owned()),
+        tokio::select! {
+            changed = tokio::time::timeout(state.keepalive, state.changes.changed()) => match changed {
+                Ok(Ok(())) => continue,
+                // The session was deleted: nothing more will come.
+                Ok(Err(_)) => return None,
+                Err(_quiet) => return Some(state.framing.keepalive().to_owned()),
+            },
+            // The server is shutting down; the viewer re-attaches with its last `seq` when it is back.
+            () = state.chat.streams_end.cancelled() => return None,
         }
     }
 }
