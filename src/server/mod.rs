@@ -6,7 +6,7 @@ pub mod cli;
 pub mod error;
 mod fingerprint;
 pub mod http;
-mod listener;
+pub mod listener;
 pub mod security;
 pub mod stream;
 
