@@ -21,7 +21,13 @@ pub struct Server {
 impl Server {
     /// Starts the server on `data_dir` with a script file and extra flags; waits for its URL line.
     pub fn start(data_dir: &Path, script: &Path, extra: &[&str]) -> Server {
+        Server::start_with_env(data_dir, script, extra, &[])
+    }
+
+    /// Like `start`, with extra environment variables for the server process.
+    pub fn start_with_env(data_dir: &Path, script: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_chatwire"))
+            .envs(env.iter().copied())
             .args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN])
             .arg("--data-dir")
             .arg(data_dir)
@@ -59,6 +65,13 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
         None
+    }
+
+    /// The most memory the server process has held so far (VmHWM), in KiB.
+    pub fn peak_memory_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc/<pid>/status");
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("a VmHWM line");
+        line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number of KiB")
     }
 
     pub fn url(&self, path: &str) -> String {
