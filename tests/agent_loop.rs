@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use chatwire::mapper::EventMapper;
 use chatwire::protocol::*;
-use chatwire::runtime::agent::{Agent, AgentConfig, Conversation, RunControl, RunOptions, TodoStatus};
+use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, RunControl, RunOptions, TodoStatus};
 use chatwire::runtime::event::AgentEvent;
 use chatwire::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
@@ -586,4 +586,79 @@ async fn refine_plans_again_with_the_users_change() {
     let decision = *plan_frames(&frames).last().unwrap();
     assert!(decision.state.pending_decision && decision.mode == AgentMode::Plan);
     assert_eq!(decision.total, 2);
+}
+
+fn agent_asking(script: Script, approval: ApprovalPolicy) -> Agent {
+    let config = AgentConfig { approval, ..AgentConfig::default() };
+    Agent::new(Arc::new(ScriptedProvider::new(script)), config)
+}
+
+const WRITE_THEN_READ: &str = r#"{"delayMs": 0, "turns":[
+    {"text":"Writing.","toolCalls":[{"name":"write","arguments":{"path":"note.txt","content":"hi\n"}},
+                                    {"name":"read","arguments":{"path":"note.txt"}}]},
+    {"text":"Finished."}
+]}"#;
+
+/// Runs WRITE_THEN_READ under `approval`, deciding every approval request with `approve`.
+async fn decided_run(approval: ApprovalPolicy, approve: bool) -> (Vec<ChatFrame>, bool, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let agent = agent_asking(script(WRITE_THEN_READ), approval);
+    let control = RunControl::default();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let frames = run_prompt(&agent, &workspace, "write a note", &control, move |event, control, _| {
+        if let AgentEvent::ToolApprovalRequest { tool_call_id, tool_name, .. } = event {
+            record.lock().unwrap().push(tool_name.clone());
+            assert!(control.decide(tool_call_id, approve), "the call waits for a decision");
+            assert!(!control.decide(tool_call_id, !approve), "a second decision finds nothing waiting");
+        }
+    })
+    .await;
+    let written = dir.path().join("note.txt").exists();
+    let asked = asked.lock().unwrap().clone();
+    (frames, written, asked)
+}
+
+fn states_of(frames: &[ChatFrame], tool: &str) -> Vec<ToolState> {
+    frames
+        .iter()
+        .filter_map(|f| match f {
+            ChatFrame::Tool(t) if t.part.tool_name == tool => Some(t.part.state),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_denied_write_is_not_run_and_ends_denied_while_reads_need_no_approval() {
+    let (frames, written, asked) = decided_run(ApprovalPolicy::Writes, false).await;
+    assert_run_invariants("denied", &frames);
+    assert_eq!(asked, ["write"], "under `writes` only the write waits");
+    assert!(!written, "a denied write touches nothing");
+    assert_eq!(
+        states_of(&frames, "Write").last().copied(),
+        Some(ToolState::OutputDenied),
+        "{:?}",
+        states_of(&frames, "Write")
+    );
+    assert!(states_of(&frames, "Write").contains(&ToolState::ApprovalRequested));
+    let Some(ChatFrame::Done(done)) = frames.last() else { panic!("the run ends with done") };
+    assert_eq!(text_parts(&done.message), ["Writing.", "Finished."]);
+}
+
+#[tokio::test]
+async fn an_approved_write_runs_once_and_all_asks_for_reads_too() {
+    let (frames, written, asked) = decided_run(ApprovalPolicy::All, true).await;
+    assert_run_invariants("approved", &frames);
+    assert_eq!(asked, ["write", "read"]);
+    assert!(written);
+    let write = states_of(&frames, "Write");
+    assert!(
+        write.ends_with(&[ToolState::ApprovalRequested, ToolState::InputAvailable, ToolState::OutputAvailable]),
+        "the written arguments wait, then run once: {write:?}"
+    );
+
+    let (_, written, asked) = decided_run(ApprovalPolicy::Never, false).await;
+    assert!(asked.is_empty() && written, "`never` asks nothing");
 }

@@ -401,6 +401,32 @@ async fn a_consumer_that_never_reads_holds_no_frames_in_the_server_and_the_run_c
 }
 
 #[tokio::test]
+async fn an_approval_is_taken_once_and_the_approved_call_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"delayMs": 0, "turns": [
+      {"text": "Writing.", "toolCalls": [{"name": "write", "arguments": {"path": "note.txt", "content": "hi"}}]},
+      {"text": "Done."}]}"#;
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), script), &["--approve", "writes"]);
+    let session = server.new_session().await;
+    let mut run = chat(&server, &session, json!({"message": "write"})).await;
+    let waiting = read_until(&mut run, "\"state\":\"approval-requested\"").await;
+    let part: Value = serde_json::from_str(waiting.last().unwrap()).unwrap();
+    let call = part["part"]["toolCallId"].as_str().unwrap().to_owned();
+
+    let decide = |approve: bool| {
+        server.post("/api/chat/approval", &json!({"sessionId": session, "toolCallId": call, "approve": approve})).send()
+    };
+    let first = decide(true).await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.json::<Value>().await.unwrap(), json!({"ok": true}));
+    assert_eq!(decide(false).await.unwrap().status(), 404, "a decided call is no longer pending");
+    let rest = run.rest(WAIT).await;
+    assert_eq!(kind(rest.last().unwrap()), "done");
+    let workspace = server.data_dir.join("workspaces").join(&session);
+    assert_eq!(std::fs::read_to_string(workspace.join("note.txt")).unwrap(), "hi");
+}
+
+#[tokio::test]
 async fn quiet_streams_get_keepalives_at_the_configured_interval() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"delayMs": 1, "turns": [

@@ -86,6 +86,8 @@ pub struct EventMapper {
 }
 
 const INTERRUPTED_TOOL: &str = "the run ended before this tool finished";
+/// `errorText` of a call the user denied.
+const DENIED_TOOL: &str = "denied by the user";
 
 impl EventMapper {
     pub fn new(session_id: impl Into<String>, clock: Clock, ids: IdGenerator) -> Self {
@@ -184,6 +186,20 @@ impl EventMapper {
                 let unchanged = track.state == ToolState::InputAvailable && track.input.as_ref() == Some(&args);
                 if !unchanged {
                     self.tool_frame(&tool_call_id, ToolState::InputAvailable, non_null(args), None, None, &mut out);
+                }
+            }
+            AgentEvent::ToolApprovalRequest { tool_call_id, tool_name, args } => {
+                self.ensure_run(&mut out);
+                self.track_tool(&tool_call_id, &tool_name);
+                self.tool_frame(&tool_call_id, ToolState::ApprovalRequested, non_null(args), None, None, &mut out);
+            }
+            AgentEvent::ToolApprovalEnd { tool_call_id, tool_name, approved } => {
+                self.ensure_run(&mut out);
+                self.track_tool(&tool_call_id, &tool_name);
+                // An approved call goes on to `tool_execution_start`, which shows it running.
+                if !approved {
+                    let denied = Some(DENIED_TOOL.to_owned());
+                    self.tool_frame(&tool_call_id, ToolState::OutputDenied, None, None, denied, &mut out);
                 }
             }
             AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {

@@ -56,11 +56,48 @@ pub struct AgentConfig {
     /// The first retry waits this long; each further one twice as long.
     pub retry_base_delay: Duration,
     pub tool_limits: ToolLimits,
+    /// Which tool calls wait for the user's approval before they run.
+    pub approval: ApprovalPolicy,
+}
+
+/// Which tool calls wait for the user's approval (`--approve`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ApprovalPolicy {
+    /// Every call runs at once.
+    #[default]
+    Never,
+    /// Calls of tools that change the workspace or run commands (bash, write, edit) wait.
+    Writes,
+    /// Every workspace tool call waits, reading ones too (`todo_write` and `question` only talk to the user).
+    All,
+}
+
+impl ApprovalPolicy {
+    fn requires(self, tool: &dyn Tool) -> bool {
+        match self {
+            ApprovalPolicy::Never => false,
+            ApprovalPolicy::Writes => !tool.read_only(),
+            ApprovalPolicy::All => true,
+        }
+    }
+}
+
+/// What became of a call that waited for approval.
+enum Approval {
+    Approved,
+    Denied,
+    /// The run was stopped while the call waited.
+    Stopped,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        AgentConfig { max_retries: 3, retry_base_delay: Duration::from_secs(2), tool_limits: ToolLimits::default() }
+        AgentConfig {
+            max_retries: 3,
+            retry_base_delay: Duration::from_secs(2),
+            tool_limits: ToolLimits::default(),
+            approval: ApprovalPolicy::Never,
+        }
     }
 }
 
@@ -82,6 +119,8 @@ pub struct RunControl {
     pub queues: Arc<Mutex<Queues>>,
     /// Questions waiting for the user, by tool call id.
     pub questions: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
+    /// Tool calls waiting for the user's approval, by tool call id.
+    pub approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
 }
 
 impl RunControl {
@@ -105,6 +144,13 @@ impl RunControl {
     /// True once the agent has decided to stop: the run is ending and takes no more messages.
     pub fn is_closing(&self) -> bool {
         self.queues.lock().expect("the queue lock is never poisoned").closed
+    }
+
+    /// Delivers the user's decision on a call waiting for approval; false when no such call waits (any more), so
+    /// a second decision never runs a tool twice.
+    pub fn decide(&self, tool_call_id: &str, approve: bool) -> bool {
+        let waiting = self.approvals.lock().expect("the approval lock is never poisoned").remove(tool_call_id);
+        waiting.is_some_and(|sender| sender.send(approve).is_ok())
     }
 
     /// Delivers the user's answer to a pending question; false when no such question waits.
@@ -415,10 +461,21 @@ impl Agent {
             conversation.messages.push(ModelMessage::Assistant { blocks });
 
             for call in calls {
+                let mut denied = false;
                 let (result, is_error) = if control.cancel.is_cancelled() {
                     (ToolResult { text: "not run: the run was stopped".into(), details: None }, true)
                 } else if let Some(refusal) = self.refusal(mode, &call.name) {
                     (ToolResult { text: refusal, details: None }, true)
+                } else if let Some(approval) = self.approval(&call, control, emit).await
+                    && !matches!(approval, Approval::Approved)
+                {
+                    denied = matches!(approval, Approval::Denied);
+                    let text = if denied {
+                        "The user denied this call; it was not run. Ask or try another way."
+                    } else {
+                        "not run: the run was stopped"
+                    };
+                    (ToolResult { text: text.into(), details: None }, true)
                 } else {
                     emit.send(AgentEvent::ToolExecutionStart {
                         tool_call_id: call.id.clone(),
@@ -428,12 +485,15 @@ impl Agent {
                     let output = self.run_tool(&call, workspace, control, emit).await;
                     (ToolResult { text: output.text, details: output.details }, output.is_error)
                 };
-                emit.send(AgentEvent::ToolExecutionEnd {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    result: result.clone(),
-                    is_error,
-                });
+                // A denied call already ended in its `tool_approval_end`.
+                if !denied {
+                    emit.send(AgentEvent::ToolExecutionEnd {
+                        tool_call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        result: result.clone(),
+                        is_error,
+                    });
+                }
                 emit.message(MessageRole::ToolResult, result.text.clone(), None, None);
                 conversation.messages.push(ModelMessage::ToolResult {
                     tool_call_id: call.id,
@@ -600,6 +660,33 @@ impl Agent {
                 None => ToolOutput { text: format!("there is no tool named `{name}`"), details: None, is_error: true },
             },
         }
+    }
+
+    /// Asks the user to approve `call` when the policy says so (`None`: it need not wait), and waits for the answer.
+    async fn approval(&self, call: &ToolCall, control: &RunControl, emit: &Emitter<'_>) -> Option<Approval> {
+        let tool = self.tools.iter().find(|tool| tool.name() == call.name)?;
+        if !self.config.approval.requires(tool.as_ref()) {
+            return None;
+        }
+        let (sender, receiver) = oneshot::channel();
+        control.approvals.lock().expect("the approval lock is never poisoned").insert(call.id.clone(), sender);
+        emit.send(AgentEvent::ToolApprovalRequest {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            args: call.arguments.clone(),
+        });
+        let decision = tokio::select! {
+            decision = receiver => decision.ok(),
+            () = control.cancel.cancelled() => None,
+        };
+        control.approvals.lock().expect("the approval lock is never poisoned").remove(&call.id);
+        let Some(approved) = decision else { return Some(Approval::Stopped) };
+        emit.send(AgentEvent::ToolApprovalEnd {
+            tool_call_id: call.id.clone(),
+            tool_name: call.name.clone(),
+            approved,
+        });
+        Some(if approved { Approval::Approved } else { Approval::Denied })
     }
 
     async fn question(&self, call: &ToolCall, control: &RunControl) -> ToolOutput {

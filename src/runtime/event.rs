@@ -43,6 +43,18 @@ pub enum AgentEvent {
         result: ToolResult,
         is_error: bool,
     },
+    /// chatwire's addition to the dialect: the call waits for the user's approval before it runs.
+    ToolApprovalRequest {
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+    },
+    /// chatwire's addition to the dialect: the user's decision on a call that waited for approval.
+    ToolApprovalEnd {
+        tool_call_id: String,
+        tool_name: String,
+        approved: bool,
+    },
     QueueUpdate {
         steering: Vec<String>,
         follow_up: Vec<String>,
@@ -237,6 +249,7 @@ struct RawEvent<'a> {
     tool_call_id: Option<String>,
     tool_name: Option<String>,
     is_error: Option<bool>,
+    approved: Option<bool>,
     steering: Option<Vec<String>>,
     follow_up: Option<Vec<String>>,
     reason: Option<String>,
@@ -306,6 +319,16 @@ impl AgentEvent {
                 tool_name: raw.tool_name.ok_or_else(|| missing("toolName"))?,
                 result: parse_tool_result(raw.result).map_err(|e| shape(format!("field `result`: {e}")))?,
                 is_error: raw.is_error.unwrap_or(false),
+            },
+            "tool_approval_request" => AgentEvent::ToolApprovalRequest {
+                tool_call_id: raw.tool_call_id.ok_or_else(|| missing("toolCallId"))?,
+                tool_name: raw.tool_name.ok_or_else(|| missing("toolName"))?,
+                args: decode(raw.args, "args")?,
+            },
+            "tool_approval_end" => AgentEvent::ToolApprovalEnd {
+                tool_call_id: raw.tool_call_id.ok_or_else(|| missing("toolCallId"))?,
+                tool_name: raw.tool_name.ok_or_else(|| missing("toolName"))?,
+                approved: raw.approved.ok_or_else(|| missing("approved"))?,
             },
             "queue_update" => AgentEvent::QueueUpdate {
                 steering: raw.steering.unwrap_or_default(),

@@ -327,6 +327,13 @@ impl Chat {
         })
     }
 
+    /// `POST /api/chat/approval`: false when no such call is waiting for approval (any more).
+    pub fn decide(&self, session_id: &str, tool_call_id: &str, approve: bool) -> Result<bool, ApiError> {
+        let live = self.live(session_id)?;
+        let active = live.active.lock().expect("the active-run lock is never poisoned");
+        Ok(active.as_ref().is_some_and(|run| run.control.decide(tool_call_id, approve)))
+    }
+
     /// `POST /api/chat/question`: false when no such question is waiting.
     pub fn answer(&self, session_id: &str, tool_call_id: &str, answer: &QuestionAnswer) -> Result<bool, ApiError> {
         let live = self.live(session_id)?;

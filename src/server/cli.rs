@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::runtime::agent::ApprovalPolicy;
+
 #[derive(Debug, Parser)]
 #[command(name = "chatwire", version, about = "Self-hosted web chat UI for coding agents")]
 pub struct Cli {
@@ -64,6 +66,20 @@ pub struct ServeArgs {
     /// Seconds of quiet after which a stream gets a keepalive.
     #[arg(long, env = "CHATWIRE_KEEPALIVE_SECS", default_value_t = 15)]
     pub keepalive_secs: u64,
+    /// Which tool calls wait for the user's approval in the browser [default: never on a loopback address, writes
+    /// otherwise].
+    #[arg(long, env = "CHATWIRE_APPROVE", value_enum)]
+    pub approve: Option<Approve>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Approve {
+    /// Every tool call runs at once.
+    Never,
+    /// Commands and file changes (bash, write, edit) wait for approval.
+    Writes,
+    /// Every workspace tool call waits, reading ones too.
+    All,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -111,6 +127,19 @@ impl ServeArgs {
             provider: self.provider,
             script: self.script.or(before.script),
             keepalive_secs: self.keepalive_secs,
+            approve: self.approve.or(before.approve),
+        }
+    }
+
+    /// The approval policy: as given, else none on a loopback address (the person at the keyboard started the
+    /// agent) and writes otherwise (someone on the network could be driving it).
+    pub fn approval_for(&self, addr: SocketAddr) -> ApprovalPolicy {
+        match self.approve {
+            Some(Approve::Never) => ApprovalPolicy::Never,
+            Some(Approve::Writes) => ApprovalPolicy::Writes,
+            Some(Approve::All) => ApprovalPolicy::All,
+            None if addr.ip().is_loopback() => ApprovalPolicy::Never,
+            None => ApprovalPolicy::Writes,
         }
     }
 
@@ -126,6 +155,20 @@ impl ServeArgs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn approvals_default_to_none_on_loopback_and_writes_elsewhere() {
+        let args = |extra: &[&str]| match Cli::parse_from([&["chatwire", "serve"], extra].concat()).action() {
+            Action::Serve(args) => args,
+            Action::Map(_) => panic!("expected serve"),
+        };
+        let loopback: SocketAddr = "127.0.0.1:3000".parse().unwrap();
+        let public: SocketAddr = "0.0.0.0:3000".parse().unwrap();
+        assert_eq!(args(&[]).approval_for(loopback), ApprovalPolicy::Never);
+        assert_eq!(args(&[]).approval_for(public), ApprovalPolicy::Writes);
+        assert_eq!(args(&["--approve", "all"]).approval_for(loopback), ApprovalPolicy::All);
+        assert_eq!(args(&["--approve", "never"]).approval_for(public), ApprovalPolicy::Never);
+    }
 
     #[test]
     fn serve_flags_work_with_and_without_the_subcommand() {

@@ -148,9 +148,11 @@ async fn approve(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ApprovalRequest>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    // The agent asks for approval only under an approval policy; none is pending otherwise.
-    state.chat.live(&request.session_id)?;
-    Err(ApiError::NotFound(format!("no approval is pending for {}", request.tool_call_id)))
+    if state.chat.decide(&request.session_id, &request.tool_call_id, request.approve)? {
+        Ok(Json(OkResponse { ok: true }))
+    } else {
+        Err(ApiError::NotFound(format!("no approval is pending for {}", request.tool_call_id)))
+    }
 }
 
 async fn list_sessions(State(state): State<AppState>) -> Result<Json<SessionList>, ApiError> {

@@ -122,7 +122,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         Some(path) => Script::load(path)?,
         None => Script::demo(),
     };
-    let agent = Arc::new(Agent::new(Arc::new(ScriptedProvider::new(script)), AgentConfig::default()));
+    let approval = args.approval_for(addr);
+    let agent_config = AgentConfig { approval, ..AgentConfig::default() };
+    let agent = Arc::new(Agent::new(Arc::new(ScriptedProvider::new(script)), agent_config));
     let config = ChatConfig {
         data_dir: data_dir.clone(),
         workspace: args.workspace.clone(),
@@ -141,7 +143,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
 
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let local = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
-    tracing::info!(data_dir = %data_dir.display(), assets = %assets.describe(), "starting");
+    tracing::info!(data_dir = %data_dir.display(), assets = %assets.describe(), ?approval, "starting");
     // stdout carries exactly the URL line, so scripts and tests can pick it up.
     match &token {
         Some(token) => println!("chatwire listening on http://{local}/?token={token}"),
