@@ -56,6 +56,9 @@ pub struct SessionLive {
     last_seq: watch::Sender<Seq>,
     active: Mutex<Option<ActiveRun>>,
     runtime: Arc<tokio::sync::Mutex<Option<SessionRuntime>>>,
+    /// The transcript as the reducer has built it from the log, once someone asked for it; kept current by every
+    /// append, so opening a long session does not replay its whole log.
+    transcript: Mutex<Option<ChatSnapshot>>,
 }
 
 impl SessionLive {
@@ -129,6 +132,7 @@ impl Chat {
             last_seq: watch::channel(last_seq).0,
             active: Mutex::new(None),
             runtime: Arc::new(tokio::sync::Mutex::new(None)),
+            transcript: Mutex::new(None),
         });
         live.insert(session_id.to_owned(), session.clone());
         Ok(session)
@@ -160,16 +164,28 @@ impl Chat {
         Ok(())
     }
 
-    /// The transcript, rebuilt from the log by the shared reducer.
+    /// The transcript, as the shared reducer builds it from the log.
     pub fn detail(&self, session_id: &str) -> Result<SessionDetail, ApiError> {
         let session = self.store.session(session_id)?.ok_or_else(|| unknown_session(session_id))?;
-        let snapshot = self.snapshot(session_id)?;
+        let live = self.live(session_id)?;
+        let snapshot = self.transcript(&live)?;
         let pending = snapshot.run.as_ref().map(|run| snapshot.messages[run.message].clone());
         let mut messages = snapshot.messages;
         if let Some(run) = &snapshot.run {
             messages.remove(run.message);
         }
         Ok(SessionDetail { last_seq: snapshot.last_seq, session, messages, pending })
+    }
+
+    /// A copy of the session's transcript: built from the log the first time, then kept current by `log`.
+    fn transcript(&self, live: &SessionLive) -> Result<ChatSnapshot, ApiError> {
+        // Held while building: an append that lands meanwhile waits and is applied after (or, if the build already
+        // read it, is recognised by its `seq` and changes nothing).
+        let mut transcript = live.transcript.lock().expect("the transcript lock is never poisoned");
+        if transcript.is_none() {
+            *transcript = Some(self.snapshot(&live.id)?);
+        }
+        Ok(transcript.as_ref().expect("built just above").clone())
     }
 
     fn snapshot(&self, session_id: &str) -> Result<ChatSnapshot, ApiError> {
@@ -199,11 +215,16 @@ impl Chat {
         {
             self.store.title_if_unset(&live.id, &title_from(&text.text))?;
         }
+        let mut frame = frame;
         let logged = self.store.append(&live.id, kind, run_id, counts, now_ms(), |seq| {
-            let mut line = encode_frame(&frame.with_seq(seq));
+            frame.set_seq(seq);
+            let mut line = encode_frame(&frame);
             line.pop();
             line
         })?;
+        if let Some(transcript) = live.transcript.lock().expect("the transcript lock is never poisoned").as_mut() {
+            apply(transcript, &frame);
+        }
         live.last_seq.send_replace(logged.seq);
         Ok(logged)
     }
@@ -310,7 +331,8 @@ impl Chat {
             ApiError::Store(crate::store::StoreError::Io { path: root.display().to_string(), source: e })
         })?;
         let mapper = EventMapper::new(session_id, Box::new(now_ms), Box::new(new_id));
-        let conversation = conversation_from(&self.snapshot(session_id)?);
+        let live = self.live(session_id)?;
+        let conversation = conversation_from(&self.transcript(&live)?);
         Ok(SessionRuntime { mapper, conversation, workspace })
     }
 
@@ -534,6 +556,29 @@ mod tests {
             })
             .collect();
         assert_eq!(users, ["first", "steer"]);
+    }
+
+    #[tokio::test]
+    async fn the_kept_transcript_equals_a_replay_of_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let chat =
+            chat_playing(r#"{"delayMs": 5, "chunkChars": 3, "turns": [{"text": "One two three."}]}"#, dir.path());
+        let session = chat.create_session(None).unwrap().session_id;
+        chat.send(request(&session, "first", None)).await.unwrap();
+        let live = chat.live(&session).unwrap();
+        // Built while the run streams; every later append must keep it equal to a replay.
+        let during = chat.detail(&session).unwrap();
+        assert!(during.pending.is_some(), "the run was still going");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while live.active_run_id().is_some() {
+            assert!(tokio::time::Instant::now() < deadline, "the run never ended");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let kept = chat.transcript(&live).unwrap();
+        let replayed = chat.snapshot(&session).unwrap();
+        assert_eq!(kept.last_seq, replayed.last_seq);
+        assert_eq!(kept.messages, replayed.messages);
+        assert!(kept.last_seq > during.last_seq);
     }
 
     #[test]
