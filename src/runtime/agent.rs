@@ -121,6 +121,8 @@ pub struct RunControl {
     pub questions: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
     /// Tool calls waiting for the user's approval, by tool call id.
     pub approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
+    /// Woken when a message is queued, for runtimes that pass queued messages on as they come (pi).
+    pub wake: Arc<tokio::sync::Notify>,
 }
 
 impl RunControl {
@@ -138,6 +140,7 @@ impl RunControl {
             queues.follow_up.push_back(text)
         }
         let _ = events.send(queue_event(&queues));
+        self.wake.notify_one();
         true
     }
 

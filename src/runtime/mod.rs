@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod event;
+pub mod pi;
 pub mod provider;
 pub mod scripted;
 pub mod tools;

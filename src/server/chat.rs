@@ -16,6 +16,7 @@ use crate::ndjson::encode_frame;
 use crate::protocol::*;
 use crate::runtime::agent::{Agent, Conversation, RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
+use crate::runtime::pi::{self, PiConfig, PiProcess};
 use crate::runtime::provider::{AssistantBlock, ModelMessage};
 use crate::runtime::tools::Workspace;
 use crate::store::{LoggedFrame, RequestRecord, RunStatus, Store};
@@ -37,11 +38,24 @@ pub struct ChatConfig {
     pub keepalive: Duration,
 }
 
+/// Which agent runs the sessions' prompts.
+pub enum Runtime {
+    /// The built-in agent loop.
+    Agent(Arc<Agent>),
+    /// A `pi --mode rpc` process per session.
+    Pi(PiConfig),
+}
+
 /// The part of a session only its run touches.
 struct SessionRuntime {
     mapper: EventMapper,
-    conversation: Conversation,
-    workspace: Workspace,
+    engine: Engine,
+}
+
+/// A session's side of its runtime.
+enum Engine {
+    Agent { conversation: Conversation, workspace: Workspace },
+    Pi { process: Option<Box<PiProcess>>, workspace: PathBuf },
 }
 
 struct ActiveRun {
@@ -84,7 +98,7 @@ pub struct Tail {
 
 pub struct Chat {
     pub store: Store,
-    agent: Arc<Agent>,
+    runtime: Runtime,
     pub config: ChatConfig,
     live: Mutex<HashMap<String, Arc<SessionLive>>>,
     /// Serializes sends, so two requests with one request id make one run.
@@ -96,9 +110,14 @@ pub struct Chat {
 impl Chat {
     /// Opens the chat over a store; runs the store left `running` (a crash) are closed as interrupted.
     pub fn new(store: Store, agent: Arc<Agent>, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
+        Chat::with_runtime(store, Runtime::Agent(agent), config)
+    }
+
+    /// Like `new`, for any runtime.
+    pub fn with_runtime(store: Store, runtime: Runtime, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
         let chat = Arc::new(Chat {
             store,
-            agent,
+            runtime,
             config,
             live: Mutex::new(HashMap::new()),
             send_lock: Default::default(),
@@ -331,9 +350,14 @@ impl Chat {
             ApiError::Store(crate::store::StoreError::Io { path: root.display().to_string(), source: e })
         })?;
         let mapper = EventMapper::new(session_id, Box::new(now_ms), Box::new(new_id));
-        let live = self.live(session_id)?;
-        let conversation = conversation_from(&self.transcript(&live)?);
-        Ok(SessionRuntime { mapper, conversation, workspace })
+        let engine = match &self.runtime {
+            Runtime::Agent(_) => {
+                let live = self.live(session_id)?;
+                Engine::Agent { conversation: conversation_from(&self.transcript(&live)?), workspace }
+            }
+            Runtime::Pi(_) => Engine::Pi { process: None, workspace: root },
+        };
+        Ok(SessionRuntime { mapper, engine })
     }
 
     /// `POST /api/chat/abort`: true when a run was stopped.
@@ -392,11 +416,26 @@ impl RunTask {
         mut receiver: mpsc::UnboundedReceiver<AgentEvent>,
     ) {
         {
-            let SessionRuntime { mapper, conversation, workspace } =
+            let SessionRuntime { mapper, engine } =
                 runtime.as_mut().expect("start_run loads the runtime before spawning the run");
             let mut terminal: Option<FrameType> = None;
-            let agent = self.chat.agent.clone();
-            let drive = agent.run(conversation, workspace, self.prompt.clone(), &self.options, &self.control, &events);
+            let (prompt, options, control) = (self.prompt.clone(), &self.options, &self.control);
+            let drive: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), pi::PiFailure>> + Send + '_>> =
+                match (&self.chat.runtime, engine) {
+                    (Runtime::Agent(agent), Engine::Agent { conversation, workspace }) => {
+                        let agent = agent.clone();
+                        Box::pin(async move {
+                            agent.run(conversation, workspace, prompt, options, control, &events).await;
+                            Ok(())
+                        })
+                    }
+                    (Runtime::Pi(config), Engine::Pi { process, workspace }) => {
+                        Box::pin(pi::run(process, config, workspace, prompt, control, &events))
+                    }
+                    (Runtime::Agent(_), Engine::Pi { .. }) | (Runtime::Pi(_), Engine::Agent { .. }) => {
+                        unreachable!("a session's engine is made for the chat's runtime")
+                    }
+                };
             tokio::pin!(drive);
             let mut record = |frames: Vec<ChatFrame>| {
                 for frame in frames {
@@ -410,15 +449,21 @@ impl RunTask {
             };
             // The active run keeps a sender for queueing, so the channel never closes by itself: the run is over when
             // the agent returns, and whatever it sent before that is drained.
-            loop {
+            let outcome = loop {
                 tokio::select! {
                     biased;
                     Some(event) = receiver.recv() => record(mapper.map(event)),
-                    () = &mut drive => break,
+                    outcome = &mut drive => break outcome,
                 }
-            }
+            };
             while let Ok(event) = receiver.try_recv() {
                 record(mapper.map(event));
+            }
+            if let Err(failure) = outcome
+                && mapper.is_run_open()
+            {
+                tracing::warn!(run = %self.run_id, "{failure}");
+                record(mapper.fail(failure.to_string(), failure.code()));
             }
             if mapper.is_run_open() {
                 record(mapper.fail("the agent stopped without finishing its run", "runtime_exit"));

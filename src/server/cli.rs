@@ -57,6 +57,9 @@ pub struct ServeArgs {
     /// The agent runtime.
     #[arg(long, env = "CHATWIRE_RUNTIME", value_enum, default_value_t = RuntimeKind::Agent)]
     pub runtime: RuntimeKind,
+    /// How to start pi for `--runtime pi`: the executable and any arguments before `--mode rpc`, split on spaces.
+    #[arg(long, env = "CHATWIRE_PI_COMMAND", default_value = "pi")]
+    pub pi_command: String,
     /// The model provider of the built-in agent.
     #[arg(long, env = "CHATWIRE_PROVIDER", value_enum, default_value_t = ProviderKind::Scripted)]
     pub provider: ProviderKind,
@@ -86,6 +89,8 @@ pub enum Approve {
 pub enum RuntimeKind {
     /// The built-in agent loop.
     Agent,
+    /// A `pi --mode rpc` process per session (the pi coding agent, with its own configuration and models).
+    Pi,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -124,6 +129,7 @@ impl ServeArgs {
             no_auth: self.no_auth || before.no_auth,
             allowed_hosts,
             runtime: self.runtime,
+            pi_command: self.pi_command,
             provider: self.provider,
             script: self.script.or(before.script),
             keepalive_secs: self.keepalive_secs,

@@ -19,11 +19,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use self::assets::SiteAssets;
-use self::chat::{Chat, ChatConfig};
-use self::cli::{Action, Cli, MapArgs, ServeArgs};
+use self::chat::{Chat, ChatConfig, Runtime};
+use self::cli::{Action, Cli, MapArgs, RuntimeKind, ServeArgs};
 use self::http::{AppState, router};
 use self::security::Security;
 use crate::runtime::agent::{Agent, AgentConfig};
+use crate::runtime::pi::PiConfig;
 use crate::runtime::scripted::{Script, ScriptedProvider};
 
 /// Why the server could not start.
@@ -130,7 +131,15 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         workspace: args.workspace.clone(),
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
     };
-    let chat = Chat::new(store, agent, config)?;
+    let (runtime, runtime_name) = match args.runtime {
+        RuntimeKind::Agent => (Runtime::Agent(agent), "agent"),
+        RuntimeKind::Pi => {
+            let mut words = args.pi_command.split_whitespace().map(str::to_owned);
+            let program = words.next().unwrap_or_else(|| "pi".to_owned()).into();
+            (Runtime::Pi(PiConfig { program, args: words.collect(), ..PiConfig::default() }), "pi")
+        }
+    };
+    let chat = Chat::with_runtime(store, runtime, config)?;
 
     let mut allowed_hosts: Vec<String> =
         ["localhost", "127.0.0.1", "::1"].into_iter().map(str::to_owned).chain(args.allowed_hosts.clone()).collect();
@@ -139,7 +148,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     }
     let security = Arc::new(Security { token: token.clone(), allowed_hosts });
     let assets = SiteAssets::detect(leptos.site_root.as_ref());
-    let state = AppState { leptos, assets: assets.clone(), chat, security, runtime_name: "agent" };
+    let state = AppState { leptos, assets: assets.clone(), chat, security, runtime_name };
 
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let local = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;

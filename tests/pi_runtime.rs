@@ -1,0 +1,145 @@
+//! `--runtime pi` against stand-ins for `pi --mode rpc` (small POSIX shell scripts): a normal run, and runtimes that
+//! print a non-JSON line, a line over the size limit, or exit mid-run — each of those ends its run with exactly one
+//! `error` frame, and the session's next run gets a fresh, working process.
+#![cfg(feature = "ssr")]
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::server::{Lines, Server, kind, script_file};
+
+const WAIT: Duration = Duration::from_secs(20);
+
+/// What a well-behaved pi prints for a prompt: its answer to the command, then one short run.
+const ANSWER: &str = r#"
+answer() {
+  echo "{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}"
+  echo '{"type":"agent_start"}'
+  echo '{"type":"turn_start"}'
+  echo '{"type":"message_start","message":{"role":"assistant","content":[],"stopReason":"stop"}}'
+  echo '{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hello from pi."}}'
+  echo '{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"Hello from pi."}],"stopReason":"stop"}}'
+  echo '{"type":"turn_end"}'
+  echo '{"type":"agent_end","messages":[]}'
+}
+"#;
+
+/// A fake pi whose first prompt in a workspace runs `misbehave` (shell code) and whose later prompts are answered
+/// normally; `get_state` is always answered, as pi does.
+fn fake_pi(dir: &Path, name: &str, misbehave: &str) -> PathBuf {
+    let script = format!(
+        r#"#!/bin/sh
+{ANSWER}
+misbehave() {{
+{misbehave}
+}}
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+  case "$line" in
+    *'"type":"prompt"'*)
+      if [ -e .misbehaved ]; then answer "$id"; else touch .misbehaved; misbehave "$id"; fi ;;
+    *'"type":"get_state"'*)
+      echo "{{\"id\":\"$id\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{{}}}}" ;;
+  esac
+done
+"#
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn start(dir: &Path, pi: &Path) -> Server {
+    let pi = pi.to_str().unwrap();
+    Server::start(
+        &dir.join("data"),
+        &script_file(dir, r#"{"turns":[{"text":"unused"}]}"#),
+        &["--runtime", "pi", "--pi-command", pi],
+    )
+}
+
+async fn run(server: &Server, session: &str, message: &str) -> Vec<String> {
+    let response = server.post("/api/chat", &json!({"sessionId": session, "message": message})).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    Lines::new(response).rest(WAIT).await.into_iter().filter(|l| l != r#"{"type":"ping"}"#).collect()
+}
+
+fn text_of_done(lines: &[String]) -> String {
+    let done: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(done["type"], "done", "{lines:#?}");
+    done["message"]["parts"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect()
+}
+
+/// A misbehaving first run: exactly one `error` (the last frame, with `code`), then a normal second run.
+async fn fails_once_then_works(misbehave: &str, code: &str, message_part: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &fake_pi(dir.path(), "fake-pi", misbehave));
+    let session = server.new_session().await;
+
+    let first = run(&server, &session, "hello").await;
+    let errors: Vec<Value> =
+        first.iter().filter(|l| kind(l) == "error").map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(errors.len(), 1, "{first:#?}");
+    assert_eq!(kind(first.last().unwrap()), "error");
+    assert_eq!(errors[0]["code"], code, "{}", errors[0]);
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(message.contains(message_part), "{message}");
+
+    let second = run(&server, &session, "again").await;
+    assert_eq!(text_of_done(&second), "Hello from pi.", "the session works with a fresh pi: {second:#?}");
+}
+
+#[tokio::test]
+async fn a_prompt_runs_on_pi_and_settles_once_pi_is_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &fake_pi(dir.path(), "fake-pi", r#"answer "$1""#));
+    let session = server.new_session().await;
+    for message in ["hello", "and again"] {
+        let lines = run(&server, &session, message).await;
+        assert_eq!(kind(&lines[0]), "start");
+        assert_eq!(text_of_done(&lines), "Hello from pi.");
+        assert_eq!(lines.iter().filter(|l| kind(l) == "done").count(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_non_json_line_ends_the_run_with_one_error() {
+    let misbehave = r#"  echo "{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}"
+  echo '{"type":"agent_start"}'
+  echo 'Traceback (most recent call last): not JSON'"#;
+    fails_once_then_works(misbehave, "runtime_malformed", "malformed").await;
+}
+
+#[tokio::test]
+async fn a_line_over_the_limit_ends_the_run_with_one_error() {
+    // 17 MB of one string, past the 16 MiB limit, then a normal line that must not revive the run.
+    let misbehave = r#"  echo '{"type":"agent_start"}'
+  printf '{"type":"message_update","x":"'; head -c 17000000 /dev/zero | tr '\0' a; echo '"}'
+  echo '{"type":"turn_start"}'"#;
+    fails_once_then_works(misbehave, "runtime_malformed", "longer than").await;
+}
+
+#[tokio::test]
+async fn a_runtime_that_exits_mid_run_ends_it_with_one_error() {
+    let misbehave = r#"  echo '{"type":"agent_start"}'
+  echo 'giving up' >&2
+  exit 3"#;
+    fails_once_then_works(misbehave, "runtime_exit", "exited").await;
+}
+
+#[tokio::test]
+async fn a_missing_pi_is_a_clear_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &dir.path().join("no-such-pi"));
+    let session = server.new_session().await;
+    let lines = run(&server, &session, "hello").await;
+    let error: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    assert_eq!(error["type"], "error");
+    assert_eq!(error["code"], "runtime_unavailable");
+    assert!(error["message"].as_str().unwrap().contains("could not start"), "{error}");
+}
