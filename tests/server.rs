@@ -427,6 +427,22 @@ async fn an_approval_is_taken_once_and_the_approved_call_runs() {
 }
 
 #[tokio::test]
+async fn tool_limits_come_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"delayMs": 0, "turns": [
+      {"text": "Printing.", "toolCalls": [{"name": "bash", "arguments": {"command": "head -c 5000 /dev/zero | tr '\\0' x"}}]},
+      {"text": "Done."}]}"#;
+    let limits = ["--max-tool-output-bytes", "1024"];
+    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), script), &limits);
+    let session = server.new_session().await;
+    let lines = chat(&server, &session, json!({"message": "print"})).await.rest(WAIT).await;
+    let done: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    let bash = done["message"]["parts"].as_array().unwrap().iter().find(|p| p["type"] == "tool-Bash").unwrap().clone();
+    assert_eq!(bash["output"]["truncated"], true, "{bash}");
+    assert!(bash["output"]["output"].as_str().unwrap().len() <= 1024 + 200, "{bash}");
+}
+
+#[tokio::test]
 async fn quiet_streams_get_keepalives_at_the_configured_interval() {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"delayMs": 1, "turns": [

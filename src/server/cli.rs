@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::runtime::agent::ApprovalPolicy;
+use crate::runtime::tools::ToolLimits;
 
 #[derive(Debug, Parser)]
 #[command(name = "chatwire", version, about = "Self-hosted web chat UI for coding agents")]
@@ -69,6 +70,15 @@ pub struct ServeArgs {
     /// Seconds of quiet after which a stream gets a keepalive.
     #[arg(long, env = "CHATWIRE_KEEPALIVE_SECS", default_value_t = 15)]
     pub keepalive_secs: u64,
+    /// How long a bash call may run when it names no timeout of its own.
+    #[arg(long, env = "CHATWIRE_BASH_TIMEOUT_SECS", default_value_t = 120)]
+    pub bash_timeout_secs: u64,
+    /// Most bytes of command output a bash result keeps (the rest goes to a file in the workspace).
+    #[arg(long, env = "CHATWIRE_MAX_TOOL_OUTPUT_BYTES", default_value_t = 50 * 1024)]
+    pub max_tool_output_bytes: usize,
+    /// Most lines one read call returns.
+    #[arg(long, env = "CHATWIRE_MAX_READ_LINES", default_value_t = 2000)]
+    pub max_read_lines: usize,
     /// Which tool calls wait for the user's approval in the browser [default: never on a loopback address, writes
     /// otherwise].
     #[arg(long, env = "CHATWIRE_APPROVE", value_enum)]
@@ -134,6 +144,9 @@ impl ServeArgs {
             script: self.script.or(before.script),
             keepalive_secs: self.keepalive_secs,
             approve: self.approve.or(before.approve),
+            bash_timeout_secs: self.bash_timeout_secs,
+            max_tool_output_bytes: self.max_tool_output_bytes,
+            max_read_lines: self.max_read_lines,
         }
     }
 
@@ -146,6 +159,14 @@ impl ServeArgs {
             Some(Approve::All) => ApprovalPolicy::All,
             None if addr.ip().is_loopback() => ApprovalPolicy::Never,
             None => ApprovalPolicy::Writes,
+        }
+    }
+
+    pub fn tool_limits(&self) -> ToolLimits {
+        ToolLimits {
+            bash_timeout: std::time::Duration::from_secs(self.bash_timeout_secs.max(1)),
+            max_output_bytes: self.max_tool_output_bytes.max(1024),
+            max_read_lines: self.max_read_lines.max(1),
         }
     }
 

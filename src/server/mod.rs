@@ -124,7 +124,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         None => Script::demo(),
     };
     let approval = args.approval_for(addr);
-    let agent_config = AgentConfig { approval, ..AgentConfig::default() };
+    let agent_config = AgentConfig { approval, tool_limits: args.tool_limits(), ..AgentConfig::default() };
     let agent = Arc::new(Agent::new(Arc::new(ScriptedProvider::new(script)), agent_config));
     let config = ChatConfig {
         data_dir: data_dir.clone(),
