@@ -137,6 +137,15 @@ impl ChatActions {
     }
 }
 
+/// True when a frame's `seq` leaves a hole after the snapshot's last one. Two streams of one run (a steering
+/// send's answer and the run's own stream) may run ahead of each other; applying the one ahead would make the
+/// reducer drop the frames in between as already seen. Such frames wait: the stream behind, or a re-attach
+/// from the last applied `seq`, brings everything in order.
+#[cfg(any(feature = "hydrate", test))]
+pub fn skips_ahead(snapshot: &ChatSnapshot, frame: &crate::protocol::ChatFrame) -> bool {
+    frame.seq().is_some_and(|seq| seq > snapshot.last_seq + 1)
+}
+
 #[cfg(feature = "hydrate")]
 mod browser {
     use std::cell::{Cell, RefCell};
@@ -146,7 +155,7 @@ mod browser {
     use leptos::prelude::*;
     use leptos_router::NavigateOptions;
 
-    use super::{ChatActions, Link, Outgoing};
+    use super::{ChatActions, Link, Outgoing, skips_ahead};
     use crate::chat_state::{ChatSnapshot, RunInProgress, apply};
     use crate::client::{self, ClientError, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
     use crate::protocol::*;
@@ -280,11 +289,19 @@ mod browser {
         let chat = actions.chat;
         *live.batcher.borrow_mut() = Some(FrameBatcher::new(move |frames| {
             // One snapshot update per animation frame, however many frames arrived since the last one.
+            let mut gap_after = None;
             chat.update(|snapshot| {
                 for frame in &frames {
+                    if skips_ahead(snapshot, frame) {
+                        gap_after.get_or_insert(snapshot.last_seq);
+                        continue;
+                    }
                     apply(snapshot, frame);
                 }
-            })
+            });
+            if let Some(since) = gap_after {
+                attach(actions, since);
+            }
         }));
         actions.now.set(client::now_millis());
         set_interval(move || actions.now.set(client::now_millis()), CLOCK_TICK);
@@ -361,7 +378,7 @@ mod browser {
     }
 
     /// Follows the session's run with `GET /api/sessions/{id}/events?after=<last seq>` until a terminal frame newer
-    /// than `since` has been seen, re-attaching with back-off after each failure. At most one such loop runs.
+    /// than `since` has been applied, re-attaching with back-off after each failure. At most one such loop runs.
     fn attach(actions: ChatActions, since: Seq) {
         let live = state(actions);
         let generation = live.generation.get();
@@ -372,10 +389,14 @@ mod browser {
         live.attached.set(Some(generation));
         leptos::task::spawn_local(async move {
             let mut failures = 0;
-            while live.generation.get() == generation && live.terminal_seq.get() <= since {
+            while live.generation.get() == generation {
                 live.batcher().flush();
-                let Some(session_id) = actions.session_id.get_untracked() else { break };
                 let after = actions.chat.with_untracked(|c| c.last_seq);
+                let terminal = live.terminal_seq.get();
+                if terminal > since && after >= terminal {
+                    break;
+                }
+                let Some(session_id) = actions.session_id.get_untracked() else { break };
                 let (stream, handle) = live.open_stream();
                 let heard = Cell::new(false);
                 let outcome = client::events(&session_id, after, &handle, |frames| {
@@ -532,5 +553,28 @@ mod browser {
         fn busy_untracked(self) -> bool {
             self.chat.with_untracked(ChatSnapshot::is_running) || self.link.with_untracked(|l| *l != Link::Idle)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skips_ahead;
+    use crate::chat_state::{ChatSnapshot, apply};
+    use crate::protocol::{ChatFrame, DeltaFrame};
+
+    fn delta(seq: u64) -> ChatFrame {
+        ChatFrame::Delta(DeltaFrame { seq: Some(seq), text: format!("{seq} "), message_id: None })
+    }
+
+    #[test]
+    fn only_the_next_seq_or_an_older_one_is_applied_in_order() {
+        let mut snapshot = ChatSnapshot::default();
+        assert!(!skips_ahead(&snapshot, &delta(1)), "a new session starts at 1");
+        assert!(skips_ahead(&snapshot, &delta(3)), "2 is missing");
+        apply(&mut snapshot, &delta(1));
+        assert!(!skips_ahead(&snapshot, &delta(1)), "an old frame is left to the reducer, which ignores it");
+        assert!(!skips_ahead(&snapshot, &delta(2)));
+        assert!(skips_ahead(&snapshot, &delta(3)));
+        assert!(!skips_ahead(&snapshot, &ChatFrame::Ping), "frames without a seq are never held back");
     }
 }
