@@ -362,14 +362,15 @@ describe('chatwire plan mode', () => {
     // Refine sends the message box's text as the requested change, still in plan mode.
     await page.locator('[data-testid="composer"] textarea').fill('Add a test step');
     await decision.getByRole('button', { name: 'Refine' }).click();
-    await decision.waitFor({ state: 'detached' });
+    // The scripted runs are quick: wait for the run's prompt in the transcript rather than for the card to blink.
+    await page.waitForFunction((selector) => document.querySelectorAll(selector).length === 2, userMessages);
     assert.deepEqual([bodies.at(-1).planAction, bodies.at(-1).mode, bodies.at(-1).message], ['refine', 'plan', 'Add a test step']);
+    await waitForIdle(page);
     await decision.waitFor({ timeout: 30_000 });
 
     await decision.getByRole('button', { name: 'Execute' }).click();
-    await decision.waitFor({ state: 'detached' });
-    assert.deepEqual([bodies.at(-1).planAction, bodies.at(-1).mode], ['execute', 'agent']);
     await page.locator(userMessages, { hasText: 'Execute the plan.' }).waitFor({ timeout: 30_000 });
+    assert.deepEqual([bodies.at(-1).planAction, bodies.at(-1).mode], ['execute', 'agent']);
     await waitForIdle(page);
     assert.equal(await decision.count(), 0, 'an executed plan asks for no decision');
     assert.ok(await page.getByRole('radio', { name: 'Agent' }).isChecked(), 'Execute switches the composer to Agent');
