@@ -7,9 +7,10 @@ use leptos_router::path;
 
 mod actions;
 
-pub use self::actions::ChatActions;
+pub use self::actions::{ChatActions, Link, Outgoing};
 use crate::chat_state::ChatSnapshot;
-use crate::components::{Composer, SessionsSidebar, Transcript};
+use crate::components::{ActivityLine, Composer, QueueChips, SessionsSidebar, Transcript};
+use crate::protocol::{AgentMode, StreamingBehavior};
 
 /// URLs of the page's content-hashed script, WASM module and stylesheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,43 +66,86 @@ fn PageScripts(
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    // The chat page lives outside `Routes`: switching sessions changes the URL (so back and forward work) without
+    // rebuilding the page or dropping the run being followed. `Routes` still names the paths the server renders.
     view! {
         <Title text="chatwire"/>
         <Router>
+            <ChatPage/>
             <Routes fallback=|| view! { <p class="not-found">"There is no page here."</p> }>
-                <Route path=path!("/") view=ChatPage/>
-                <Route path=path!("/s/:session_id") view=ChatPage/>
+                <Route path=path!("/") view=|| ()/>
+                <Route path=path!("/s/:session_id") view=|| ()/>
             </Routes>
         </Router>
     }
 }
 
-/// The chat layout: sessions on the left, the transcript and the composer on the right.
+/// The session a page path names: `/s/{id}`.
+pub fn session_in_path(path: &str) -> Option<String> {
+    let id = path.strip_prefix("/s/")?.trim_end_matches('/');
+    (!id.is_empty() && !id.contains('/')).then(|| id.to_owned())
+}
+
+/// The chat layout: sessions on the left; the transcript, the activity line and the composer on the right.
 #[component]
 fn ChatPage() -> impl IntoView {
-    let params = leptos_router::hooks::use_params_map();
-    let actions = ChatActions::new(params.with_untracked(|p| p.get("session_id")));
+    let location = leptos_router::hooks::use_location();
+    let actions = ChatActions::new(location.pathname.with_untracked(|path| session_in_path(path)));
     provide_context(actions);
     // Effects run only in the browser, so this flips once the WASM has taken over the page.
     let hydrated = RwSignal::new(false);
-    Effect::new(move |_| {
-        hydrated.set(true);
-        actions.load();
+    Effect::new(move |started: Option<()>| {
+        let session = location.pathname.with(|path| session_in_path(path));
+        if started.is_none() {
+            hydrated.set(true);
+            actions.start();
+        }
+        actions.open(session);
     });
-    let on_send = Callback::new(move |text: String| actions.send(text));
+    let on_send = Callback::new(move |outgoing: Outgoing| actions.send(outgoing));
+    let on_suggestion = Callback::new(move |text: String| {
+        actions.send(Outgoing { text, mode: AgentMode::Agent, plan_action: None, behavior: StreamingBehavior::Steer })
+    });
     let on_stop = Callback::new(move |()| actions.stop());
+    let busy = Signal::derive(move || actions.busy());
     let running = Signal::derive(move || actions.chat.with(ChatSnapshot::is_running));
+    let plan = Signal::derive(move || actions.chat.with(|c| c.plan.clone()));
+    let queue = Signal::derive(move || actions.chat.with(|c| c.queue.clone()));
+    let activity = Signal::derive(move || actions.chat.with(|c| c.activity.clone()));
 
     view! {
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
-            <SessionsSidebar sessions=actions.sessions current=actions.session_id/>
+            <SessionsSidebar
+                sessions=actions.sessions
+                current=actions.session_id
+                now=actions.now
+                on_rename=Callback::new(move |(id, title)| actions.rename(id, title))
+                on_delete=Callback::new(move |id| actions.delete(id))
+            />
             <main class="chat">
-                <Transcript chat=actions.chat.read_only() on_suggestion=on_send/>
+                <Transcript chat=actions.chat.read_only() on_suggestion/>
+                <ActivityLine activity running link=actions.link/>
                 <Show when=move || actions.problem.with(Option::is_some)>
                     <p class="chat__problem" role="alert">{move || actions.problem.get()}</p>
                 </Show>
-                <Composer on_send on_stop running disabled=Signal::derive(move || !hydrated.get())/>
+                <QueueChips queue/>
+                <Composer on_send on_stop busy plan disabled=Signal::derive(move || !hydrated.get())/>
             </main>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::session_in_path;
+
+    #[test]
+    fn a_session_path_names_its_session() {
+        assert_eq!(session_in_path("/s/abc-1"), Some("abc-1".into()));
+        assert_eq!(session_in_path("/s/abc-1/"), Some("abc-1".into()));
+        assert_eq!(session_in_path("/"), None);
+        assert_eq!(session_in_path("/s/"), None);
+        assert_eq!(session_in_path("/s/a/b"), None);
+        assert_eq!(session_in_path("/other"), None);
     }
 }

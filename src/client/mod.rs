@@ -1,21 +1,44 @@
-//! The browser's side of the HTTP API: sessions, and sends whose NDJSON stream is decoded into frames as it arrives.
+//! The browser's side of the HTTP API: sessions, and sends and re-attachments whose NDJSON stream is decoded into
+//! frames as it arrives.
+
+mod batch;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
 
 use gloo_net::http::{Request, Response};
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::ReadableStreamDefaultReader;
+use web_sys::{AbortController, ReadableStreamDefaultReader};
 
+pub use self::batch::FrameBatcher;
 use crate::ndjson::FrameDecoder;
 use crate::protocol::*;
+
+/// A stream that has been silent this long is taken for dead: the server writes a keepalive every 15 s.
+const STALL_TIMEOUT: Duration = Duration::from_secs(45);
 
 /// Why a request to the server failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ClientError {
     #[error("network error: {0}")]
     Network(String),
+    #[error("the stream went silent for {} s", STALL_TIMEOUT.as_secs())]
+    Stalled,
     #[error("{message} ({status})")]
     Status { status: u16, message: String },
+}
+
+impl ClientError {
+    /// True when trying again later may work (the server was not reached, or the stream broke off).
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ClientError::Network(_) | ClientError::Stalled => true,
+            ClientError::Status { status, .. } => *status >= 500 || *status == 408 || *status == 429,
+        }
+    }
 }
 
 impl From<gloo_net::Error> for ClientError {
@@ -25,7 +48,11 @@ impl From<gloo_net::Error> for ClientError {
 }
 
 fn js_error(value: JsValue) -> ClientError {
-    ClientError::Network(value.as_string().unwrap_or_else(|| format!("{value:?}")))
+    let text = value
+        .as_string()
+        .or_else(|| value.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())))
+        .unwrap_or_else(|| format!("{value:?}"));
+    ClientError::Network(text)
 }
 
 async fn checked(response: Response) -> Result<Response, ClientError> {
@@ -54,6 +81,17 @@ pub async fn session_detail(session_id: &str) -> Result<SessionDetail, ClientErr
     Ok(checked(response).await?.json::<SessionDetail>().await?)
 }
 
+pub async fn rename_session(session_id: &str, title: &str) -> Result<SessionSummary, ClientError> {
+    let body = RenameSessionRequest { title: title.to_owned() };
+    let response = Request::patch(&format!("/api/sessions/{session_id}")).json(&body)?.send().await?;
+    Ok(checked(response).await?.json::<SessionSummary>().await?)
+}
+
+pub async fn delete_session(session_id: &str) -> Result<(), ClientError> {
+    checked(Request::delete(&format!("/api/sessions/{session_id}")).send().await?).await?;
+    Ok(())
+}
+
 pub async fn stop(session_id: &str) -> Result<AbortResponse, ClientError> {
     let request = Request::post("/api/chat/abort").json(&AbortRequest { session_id: session_id.to_owned() })?;
     Ok(checked(request.send().await?).await?.json::<AbortResponse>().await?)
@@ -64,13 +102,84 @@ pub async fn answer_question(request: &QuestionAnswerRequest) -> Result<(), Clie
     Ok(())
 }
 
-/// Sends a message and hands every frame of the answer to `on_frames`, a batch per network chunk, until the run ends.
-pub async fn send(request: &ChatRequest, on_frames: impl FnMut(Vec<ChatFrame>)) -> Result<(), ClientError> {
-    let response = checked(Request::post("/api/chat").json(request)?.send().await?).await?;
-    read_frames(response, on_frames).await
+/// What the reader of a stream wants after a batch of frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// Everything wanted has arrived; the reader closes the stream.
+    Stop,
 }
 
-async fn read_frames(response: Response, mut on_frames: impl FnMut(Vec<ChatFrame>)) -> Result<(), ClientError> {
+/// How a stream that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// The server ended it.
+    Finished,
+    /// The reader stopped it because it had what it wanted.
+    Stopped,
+}
+
+/// One streamed request in flight, cancellable from outside (a session switch, the browser going offline).
+#[derive(Clone)]
+pub struct StreamHandle {
+    controller: AbortController,
+}
+
+impl StreamHandle {
+    pub fn new() -> Self {
+        StreamHandle { controller: AbortController::new().expect("AbortController exists in every supported browser") }
+    }
+
+    /// Ends the request; its reader sees a network error.
+    pub fn cancel(&self) {
+        self.controller.abort();
+    }
+}
+
+impl Default for StreamHandle {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Sends a message and hands the frames of the answer to `on_frames`, a batch per network chunk, until the run ends.
+pub async fn send(
+    request: &ChatRequest,
+    handle: &StreamHandle,
+    on_frames: impl FnMut(Vec<ChatFrame>) -> Flow,
+) -> Result<StreamEnd, ClientError> {
+    let builder = Request::post("/api/chat").abort_signal(Some(&handle.controller.signal()));
+    let response = checked(builder.json(request)?.send().await.map_err(ClientError::from)?).await?;
+    read_frames(response, handle, on_frames).await
+}
+
+/// Re-attaches to a session: the logged frames after `after`, then the live tail, until `on_frames` says stop.
+pub async fn events(
+    session_id: &str,
+    after: Seq,
+    handle: &StreamHandle,
+    on_frames: impl FnMut(Vec<ChatFrame>) -> Flow,
+) -> Result<StreamEnd, ClientError> {
+    let url = events_url(session_id, after);
+    let response = checked(Request::get(&url).abort_signal(Some(&handle.controller.signal())).send().await?).await?;
+    let end = read_frames(response, handle, on_frames).await?;
+    if end == StreamEnd::Stopped {
+        // The events route tails forever, so a reader that has what it wanted must cut it off. Browsers report
+        // such a request as aborted; this line lets tests (and anyone in DevTools) tell it from a failure.
+        web_sys::console::debug_1(&format!("chatwire: closed {url} after the run ended").into());
+    }
+    Ok(end)
+}
+
+pub fn events_url(session_id: &str, after: Seq) -> String {
+    format!("/api/sessions/{session_id}/events?after={after}")
+}
+
+async fn read_frames(
+    response: Response,
+    handle: &StreamHandle,
+    mut on_frames: impl FnMut(Vec<ChatFrame>) -> Flow,
+) -> Result<StreamEnd, ClientError> {
     let body = response.body().ok_or_else(|| ClientError::Network("the answer has no body".into()))?;
     // web-sys types `getReader()` loosely; a default reader is what it returns without options.
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
@@ -83,21 +192,85 @@ async fn read_frames(response: Response, mut on_frames: impl FnMut(Vec<ChatFrame
                 Err(error) => web_sys::console::warn_1(&format!("skipped a bad line of the stream: {error}").into()),
             }
         }
-        if !frames.is_empty() {
-            on_frames(frames);
-        }
+        if frames.is_empty() { Flow::Continue } else { on_frames(frames) }
     };
-    loop {
-        let chunk = JsFuture::from(reader.read()).await.map_err(js_error)?;
+    let stalled = Rc::new(Cell::new(false));
+    let watchdog: RefCell<Option<leptos::prelude::TimeoutHandle>> = RefCell::new(None);
+    let rearm = || {
+        if let Some(previous) = watchdog.borrow_mut().take() {
+            previous.clear();
+        }
+        let (controller, stalled) = (handle.controller.clone(), stalled.clone());
+        let timer = leptos::prelude::set_timeout_with_handle(
+            move || {
+                stalled.set(true);
+                controller.abort();
+            },
+            STALL_TIMEOUT,
+        );
+        *watchdog.borrow_mut() = timer.ok();
+    };
+    let outcome = loop {
+        rearm();
+        let chunk = match JsFuture::from(reader.read()).await {
+            Ok(chunk) => chunk,
+            Err(_) if stalled.get() => break Err(ClientError::Stalled),
+            Err(error) => break Err(js_error(error)),
+        };
         let done = Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
         if done {
-            break;
+            break Ok(match deliver(decoder.finish()) {
+                Flow::Continue | Flow::Stop => StreamEnd::Finished,
+            });
         }
         let value = Reflect::get(&chunk, &"value".into()).map_err(js_error)?;
-        deliver(decoder.feed(&Uint8Array::new(&value).to_vec()));
+        if deliver(decoder.feed(&Uint8Array::new(&value).to_vec())) == Flow::Stop {
+            let _ = reader.cancel();
+            break Ok(StreamEnd::Stopped);
+        }
+    };
+    if let Some(timer) = watchdog.borrow_mut().take() {
+        timer.clear();
     }
-    deliver(decoder.finish());
-    Ok(())
+    outcome
+}
+
+/// A pause that ends early when `wake` is called: the reconnect back-off, cut short when the tab comes back or
+/// the browser goes online.
+pub struct Pause {
+    resolve: Rc<RefCell<Option<js_sys::Function>>>,
+}
+
+impl Pause {
+    pub fn new() -> Self {
+        Pause { resolve: Rc::new(RefCell::new(None)) }
+    }
+
+    pub async fn sleep(&self, duration: Duration) {
+        let slot = self.resolve.clone();
+        let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+            let millis = i32::try_from(duration.as_millis()).unwrap_or(i32::MAX);
+            if let Some(window) = web_sys::window() {
+                let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, millis);
+            }
+            *slot.borrow_mut() = Some(resolve);
+        });
+        let _ = JsFuture::from(promise).await;
+        self.resolve.borrow_mut().take();
+    }
+
+    /// Ends the current pause now, if there is one.
+    pub fn wake(&self) {
+        if let Some(resolve) = self.resolve.borrow_mut().take() {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    }
+}
+
+impl Default for Pause {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// A fresh id for a send, so that a retry of the same send is recognized by the server.
@@ -106,9 +279,12 @@ pub fn request_id() -> String {
     format!("req-{:08x}{:08x}{:08x}", random(), random(), js_sys::Date::now() as u32)
 }
 
-/// Puts the session in the address bar, so a reload or a second tab opens it.
-pub fn show_session_in_url(session_id: &str) {
-    if let Some(history) = web_sys::window().and_then(|w| w.history().ok()) {
-        let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&format!("/s/{session_id}")));
-    }
+/// Milliseconds since the Unix epoch, by the browser's clock.
+pub fn now_millis() -> f64 {
+    js_sys::Date::now()
+}
+
+/// True while the page is not shown (a background tab, a minimized window).
+pub fn page_hidden() -> bool {
+    web_sys::window().and_then(|w| w.document()).is_some_and(|d| d.hidden())
 }

@@ -1,69 +1,168 @@
-//! The composer: a textarea where Enter sends and Shift+Enter starts a new line.
+//! The composer: a textarea where Enter sends and Shift+Enter starts a new line, the Agent/Plan switch, Stop, Steer
+//! or Follow-up while a run is active, and Execute/Refine when a plan waits for a decision.
 
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
+use crate::app::Outgoing;
+use crate::protocol::{AgentMode, ChatPlanState, PlanAction, StreamingBehavior};
+
 #[component]
 pub fn Composer(
-    /// Called with the trimmed text when the user sends (while a run is active, it steers the run).
-    on_send: Callback<String>,
+    /// Called when the user sends; while a run is active the message steers it or follows it up.
+    on_send: Callback<Outgoing>,
     /// Called when the user asks to stop the running agent (Stop button or Esc).
     on_stop: Callback<()>,
-    /// True while a run is active.
+    /// True while a run is active (or the page is re-attaching to one).
     #[prop(into)]
-    running: Signal<bool>,
+    busy: Signal<bool>,
+    /// The session's plan, as the last `plan` frame left it.
+    #[prop(into)]
+    plan: Signal<Option<ChatPlanState>>,
     /// True while sending is not possible (e.g. before the page is interactive).
     #[prop(into)]
     disabled: Signal<bool>,
 ) -> impl IntoView {
     let draft = RwSignal::new(String::new());
-    let send = move || {
+    let mode = RwSignal::new(AgentMode::Agent);
+    let decision = Signal::derive(move || {
+        plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
+    });
+    let send = move |behavior: StreamingBehavior| {
         let text = draft.with_untracked(|d| d.trim().to_owned());
         if text.is_empty() || disabled.get_untracked() {
             return;
         }
-        on_send.run(text);
+        on_send.run(Outgoing { text, mode: mode.get_untracked(), plan_action: None, behavior });
+        draft.set(String::new());
+    };
+    let decide = move |action: PlanAction| {
+        if disabled.get_untracked() {
+            return;
+        }
+        // Refine takes the draft as the requested change; Execute needs no text.
+        let text = match action {
+            PlanAction::Refine => draft.with_untracked(|d| d.trim().to_owned()),
+            PlanAction::Execute => String::new(),
+        };
+        let run_mode = match action {
+            PlanAction::Execute => AgentMode::Agent,
+            PlanAction::Refine => AgentMode::Plan,
+        };
+        mode.set(run_mode);
+        on_send.run(Outgoing { text, mode: run_mode, plan_action: Some(action), behavior: StreamingBehavior::Steer });
         draft.set(String::new());
     };
     let on_submit = move |event: SubmitEvent| {
         event.prevent_default();
-        send();
+        send(StreamingBehavior::Steer);
     };
     let on_keydown = move |event: KeyboardEvent| {
         // While an IME is composing, Enter confirms the composition and must not send.
         if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
             event.prevent_default();
-            send();
-        } else if event.key() == "Escape" && running.get_untracked() {
+            // Alt+Enter queues a follow-up instead of steering.
+            send(if event.alt_key() { StreamingBehavior::FollowUp } else { StreamingBehavior::Steer });
+        } else if event.key() == "Escape" && busy.get_untracked() {
             on_stop.run(());
         }
     };
+    let empty = move || draft.with(|d| d.trim().is_empty());
     view! {
         <form class="composer" data-testid="composer" on:submit=on_submit>
-            <textarea
-                class="composer__input"
-                name="message"
-                rows="3"
-                placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
-                aria-label="Message"
-                prop:value=move || draft.get()
-                on:input=move |event| draft.set(event_target_value(&event))
-                on:keydown=on_keydown
-            ></textarea>
-            <div class="composer__actions">
-                <Show when=move || running.get()>
-                    <button class="button button--stop" type="button" on:click=move |_| on_stop.run(())>
-                        "Stop"
+            <Show when=move || decision.with(Option::is_some)>
+                <div class="plan-decision" role="group" aria-label="The plan waits for your decision" data-testid="plan-decision">
+                    <p class="plan-decision__title">"Plan ready"</p>
+                    <ol class="plan-decision__steps">
+                        {move || {
+                            decision
+                                .get()
+                                .map(|plan| {
+                                    plan.todos.into_iter().map(|todo| view! { <li>{todo.text}</li> }).collect_view()
+                                })
+                        }}
+                    </ol>
+                    <div class="plan-decision__actions">
+                        <button class="button button--primary" type="button" on:click=move |_| decide(PlanAction::Execute)>
+                            "Execute"
+                        </button>
+                        <button
+                            class="button"
+                            type="button"
+                            title="Revise the plan; the text in the message box says what to change"
+                            on:click=move |_| decide(PlanAction::Refine)
+                        >
+                            "Refine"
+                        </button>
+                    </div>
+                </div>
+            </Show>
+            <div class="composer__row">
+                <textarea
+                    class="composer__input"
+                    name="message"
+                    rows="3"
+                    placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
+                    aria-label="Message"
+                    prop:value=move || draft.get()
+                    on:input=move |event| draft.set(event_target_value(&event))
+                    on:keydown=on_keydown
+                ></textarea>
+                <div class="composer__actions">
+                    <div class="mode-switch" role="radiogroup" aria-label="Mode">
+                        <ModeOption mode value=AgentMode::Agent label="Agent" hint="The agent works on the task"/>
+                        <ModeOption mode value=AgentMode::Plan label="Plan" hint="The agent only plans; you decide"/>
+                    </div>
+                    <Show when=move || busy.get()>
+                        <button class="button button--stop" type="button" title="Stop the run (Esc)" on:click=move |_| on_stop.run(())>
+                            "Stop"
+                        </button>
+                        <button
+                            class="button"
+                            type="button"
+                            title="Deliver when the agent would otherwise stop (Alt+Enter)"
+                            disabled=move || disabled.get() || empty()
+                            on:click=move |_| send(StreamingBehavior::FollowUp)
+                        >
+                            "Follow-up"
+                        </button>
+                    </Show>
+                    <button
+                        class="button button--primary"
+                        type="submit"
+                        title=move || if busy.get() { "Deliver after the current tool calls (Enter)" } else { "Send (Enter)" }
+                        disabled=move || disabled.get() || empty()
+                    >
+                        {move || if busy.get() { "Steer" } else { "Send" }}
                     </button>
-                </Show>
-                <button
-                    class="button button--primary"
-                    type="submit"
-                    disabled=move || disabled.get() || draft.with(|d| d.trim().is_empty())
-                >
-                    {move || if running.get() { "Steer" } else { "Send" }}
-                </button>
+                </div>
             </div>
         </form>
+    }
+}
+
+/// One choice of the Agent/Plan switch: a real radio button, so arrow keys and screen readers work as usual.
+#[component]
+fn ModeOption(
+    /// The selected mode.
+    mode: RwSignal<AgentMode>,
+    /// The mode this option selects.
+    value: AgentMode,
+    /// Visible name.
+    label: &'static str,
+    /// What the mode does, as a tooltip.
+    hint: &'static str,
+) -> impl IntoView {
+    view! {
+        <label class="mode-switch__option" title=hint>
+            <input
+                type="radio"
+                name="mode"
+                value=label
+                prop:checked=move || mode.get() == value
+                on:change=move |_| mode.set(value)
+            />
+            <span>{label}</span>
+        </label>
     }
 }

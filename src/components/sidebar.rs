@@ -1,8 +1,10 @@
-//! The sessions sidebar: the product name, "New chat", and the list of sessions.
+//! The sessions sidebar: "New chat", and the sessions with their status and age; each can be opened, renamed in
+//! place, or deleted after a confirmation.
 
+use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::protocol::SessionSummary;
+use crate::protocol::{SessionStatus, SessionSummary};
 
 #[component]
 pub fn SessionsSidebar(
@@ -12,12 +14,19 @@ pub fn SessionsSidebar(
     /// The session on screen, if it has been created.
     #[prop(into)]
     current: Signal<Option<String>>,
+    /// The browser's clock in ms since the epoch, for relative times (0 before the page is interactive).
+    #[prop(into)]
+    now: Signal<f64>,
+    /// Called with a session id and its new title.
+    on_rename: Callback<(String, String)>,
+    /// Called with the id of a session the user confirmed to delete.
+    on_delete: Callback<String>,
 ) -> impl IntoView {
     view! {
         <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
             <header class="sidebar__header">
                 <span class="sidebar__brand">"chatwire"</span>
-                <a class="button button--ghost" href="/" rel="external">"New chat"</a>
+                <a class="button button--ghost" href="/" data-testid="new-chat">"New chat"</a>
             </header>
             <nav class="sidebar__list">
                 <Show
@@ -27,30 +36,198 @@ pub fn SessionsSidebar(
                     <ul>
                         <For
                             each=move || sessions.get()
-                            key=|session| (session.session_id.clone(), session.updated_at)
+                            key=|session| {
+                                (session.session_id.clone(), session.title.clone(), session.updated_at, session.status)
+                            }
                             let:session
                         >
-                            <li class="sidebar__item">
-                                <a
-                                    href=format!("/s/{}", session.session_id)
-                                    aria-current={
-                                        let id = session.session_id.clone();
-                                        move || current.with(|c| c.as_deref() == Some(id.as_str())).then_some("page")
-                                    }
-                                    rel="external"
-                                >
-                                    <span class="sidebar__title">
-                                        {if session.title.is_empty() { "New chat".to_owned() } else { session.title.clone() }}
-                                    </span>
-                                    <span class=format!("badge badge--{}", session.status.as_str())>
-                                        {session.status.as_str()}
-                                    </span>
-                                </a>
-                            </li>
+                            <SessionItem session current now on_rename on_delete/>
                         </For>
                     </ul>
                 </Show>
             </nav>
         </aside>
+    }
+}
+
+/// What a row of the list is doing: showing the session, editing its title, or asking to confirm a delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemMode {
+    Show,
+    Rename,
+    ConfirmDelete,
+}
+
+#[component]
+fn SessionItem(
+    /// The session this row shows.
+    session: SessionSummary,
+    /// The session on screen.
+    current: Signal<Option<String>>,
+    /// The browser's clock.
+    now: Signal<f64>,
+    /// Renames a session.
+    on_rename: Callback<(String, String)>,
+    /// Deletes a session.
+    on_delete: Callback<String>,
+) -> impl IntoView {
+    let item_mode = RwSignal::new(ItemMode::Show);
+    let id = StoredValue::new(session.session_id.clone());
+    let title = if session.title.is_empty() { "New chat".to_owned() } else { session.title.clone() };
+    let draft = RwSignal::new(title.clone());
+    let is_current = move || current.with(|c| id.with_value(|id| c.as_deref() == Some(id.as_str())));
+    let status = session.status;
+    let updated_at = session.updated_at;
+    let save = move || {
+        let title = draft.with_untracked(|t| t.trim().to_owned());
+        item_mode.set(ItemMode::Show);
+        if !title.is_empty() {
+            on_rename.run((id.get_value(), title));
+        }
+    };
+    let on_key = move |event: KeyboardEvent| match event.key().as_str() {
+        "Enter" => {
+            event.prevent_default();
+            save();
+        }
+        "Escape" => item_mode.set(ItemMode::Show),
+        _ => {}
+    };
+    let shown_title = title.clone();
+    // `autofocus` only works on page load; a field or button that appears later is focused by hand.
+    let rename_field = NodeRef::<leptos::html::Input>::new();
+    let confirm_button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move || {
+        if let Some(field) = rename_field.get() {
+            let _ = field.focus();
+            field.select();
+        }
+    });
+    Effect::new(move || {
+        if let Some(button) = confirm_button.get() {
+            let _ = button.focus();
+        }
+    });
+    view! {
+        <li class="sidebar__item" class:sidebar__item--current=is_current data-session-id=id.get_value()>
+            {move || match item_mode.get() {
+                ItemMode::Show => view! {
+                    <a
+                        class="sidebar__link"
+                        href=format!("/s/{}", id.get_value())
+                        aria-current=move || is_current().then_some("page")
+                    >
+                        <span class="sidebar__title">{shown_title.clone()}</span>
+                        <span class="sidebar__meta">
+                            <span class=format!("badge badge--{}", status.as_str())>{status_label(status)}</span>
+                            <time class="sidebar__time">
+                                {move || relative_time(updated_at, now.get())}
+                            </time>
+                        </span>
+                    </a>
+                    <span class="sidebar__actions">
+                        <button
+                            class="button button--small"
+                            type="button"
+                            aria-label=format!("Rename {}", shown_title)
+                            on:click=move |_| item_mode.set(ItemMode::Rename)
+                        >
+                            "Rename"
+                        </button>
+                        <button
+                            class="button button--small"
+                            type="button"
+                            aria-label=format!("Delete {}", shown_title)
+                            on:click=move |_| item_mode.set(ItemMode::ConfirmDelete)
+                        >
+                            "Delete"
+                        </button>
+                    </span>
+                }
+                .into_any(),
+                ItemMode::Rename => view! {
+                    <input
+                        class="sidebar__rename"
+                        type="text"
+                        aria-label="New title (Enter saves, Esc cancels)"
+                        prop:value=move || draft.get()
+                        on:input=move |event| draft.set(event_target_value(&event))
+                        on:keydown=on_key
+                        on:blur=move |_| {
+                            if item_mode.get_untracked() == ItemMode::Rename {
+                                save();
+                            }
+                        }
+                        node_ref=rename_field
+                    />
+                }
+                .into_any(),
+                ItemMode::ConfirmDelete => view! {
+                    <span class="sidebar__confirm" role="group" aria-label="Confirm delete">
+                        <span>"Delete this session?"</span>
+                        <button
+                            class="button button--small button--danger"
+                            type="button"
+                            on:click=move |_| {
+                                item_mode.set(ItemMode::Show);
+                                on_delete.run(id.get_value());
+                            }
+                            node_ref=confirm_button
+                        >
+                            "Delete"
+                        </button>
+                        <button class="button button--small" type="button" on:click=move |_| item_mode.set(ItemMode::Show)>
+                            "Cancel"
+                        </button>
+                    </span>
+                }
+                .into_any(),
+            }}
+        </li>
+    }
+}
+
+/// The badge text; idle sessions show none.
+fn status_label(status: SessionStatus) -> &'static str {
+    match status {
+        SessionStatus::Idle => "",
+        SessionStatus::Running => "running",
+        SessionStatus::Interrupted => "interrupted",
+        SessionStatus::Failed => "failed",
+    }
+}
+
+/// "just now", "5 min ago", "3 h ago", "2 d ago"; empty before the browser's clock is known (server rendering).
+pub fn relative_time(then_ms: u64, now_ms: f64) -> String {
+    if now_ms <= 0.0 {
+        return String::new();
+    }
+    let seconds = ((now_ms - then_ms as f64) / 1000.0).max(0.0) as u64;
+    match seconds {
+        0..45 => "just now".to_owned(),
+        45..3_600 => format!("{} min ago", seconds.div_ceil(60).max(1)),
+        3_600..86_400 => format!("{} h ago", seconds / 3_600),
+        _ => format!("{} d ago", seconds / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_time;
+
+    #[test]
+    fn relative_time_rounds_to_a_readable_unit() {
+        let now = 10_000_000_000.0;
+        let ago = |seconds: u64| relative_time(10_000_000_000 - seconds * 1000, now);
+        assert_eq!(ago(0), "just now");
+        assert_eq!(ago(44), "just now");
+        assert_eq!(ago(45), "1 min ago");
+        assert_eq!(ago(61), "2 min ago");
+        assert_eq!(ago(3_599), "60 min ago");
+        assert_eq!(ago(3_600), "1 h ago");
+        assert_eq!(ago(86_399), "23 h ago");
+        assert_eq!(ago(3 * 86_400), "3 d ago");
+        assert_eq!(relative_time(5, 0.0), "", "no clock while rendering on the server");
+        assert_eq!(relative_time(20_000_000_000, now), "just now", "a clock behind the server's is not negative");
     }
 }

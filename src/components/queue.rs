@@ -1,0 +1,40 @@
+//! The queue chips above the composer: messages waiting to be delivered to the running agent, from `queue` frames.
+
+use leptos::prelude::*;
+
+use crate::protocol::QueueFrame;
+
+#[component]
+pub fn QueueChips(
+    /// The session's queue as the last `queue` frame left it.
+    #[prop(into)]
+    queue: Signal<QueueFrame>,
+) -> impl IntoView {
+    let chips = move || {
+        queue.with(|q| {
+            let steering = q.steering.iter().map(|text| ("Steer", text.clone()));
+            let follow_up = q.follow_up.iter().map(|text| ("Follow-up", text.clone()));
+            steering.chain(follow_up).collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <Show when=move || queue.with(|q| !q.steering.is_empty() || !q.follow_up.is_empty())>
+            <ul class="queue" data-testid="queue" aria-label="Waiting to be delivered">
+                {move || {
+                    chips()
+                        .into_iter()
+                        .map(|(kind, text)| {
+                            let title = text.clone();
+                            view! {
+                                <li class="queue__chip" title=title>
+                                    <span class="queue__kind">{kind}</span>
+                                    <span class="queue__text">{text}</span>
+                                </li>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </ul>
+        </Show>
+    }
+}
