@@ -367,6 +367,10 @@ describe('chatwire plan mode', () => {
     assert.deepEqual([bodies.at(-1).planAction, bodies.at(-1).mode, bodies.at(-1).message], ['refine', 'plan', 'Add a test step']);
     await waitForIdle(page);
     await decision.waitFor({ timeout: 30_000 });
+    // The session's detail carries the plan: a reload still offers the decision.
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await decision.waitFor({ timeout: 30_000 });
 
     await decision.getByRole('button', { name: 'Execute' }).click();
     await page.locator(userMessages, { hasText: 'Execute the plan.' }).waitFor({ timeout: 30_000 });

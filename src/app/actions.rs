@@ -281,6 +281,7 @@ mod browser {
             snapshot.activity = Some("Working…".into());
         }
         snapshot.last_seq = detail.last_seq;
+        snapshot.plan = detail.plan;
         snapshot
     }
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::frame::{AgentMode, Seq};
+use super::frame::{AgentMode, ChatPlanState, Seq};
 use super::message::ChatMessage;
 
 /// `POST /api/chat`: send a message to a session, starting a run (or queueing it into the active one).
@@ -173,6 +173,9 @@ pub struct SessionDetail {
     /// The assistant message of a run still in progress, as far as it has streamed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pending: Option<ChatMessage>,
+    /// The plan the latest `plan` frame left, so a reload still offers its decision (`pendingDecision`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<ChatPlanState>,
 }
 
 /// `PATCH /api/sessions/{id}`.

@@ -193,7 +193,7 @@ impl Chat {
         if let Some(run) = &snapshot.run {
             messages.remove(run.message);
         }
-        Ok(SessionDetail { last_seq: snapshot.last_seq, session, messages, pending })
+        Ok(SessionDetail { last_seq: snapshot.last_seq, session, messages, pending, plan: snapshot.plan })
     }
 
     /// A copy of the session's transcript: built from the log the first time, then kept current by `log`.
