@@ -96,7 +96,7 @@ impl HtmlWriter {
         match tag {
             Tag::Paragraph => self.out.push_str("<p>"),
             Tag::Heading { level, .. } => {
-                self.out.push_str("<");
+                self.out.push('<');
                 self.out.push_str(&level.to_string());
                 self.out.push('>');
             }
