@@ -58,9 +58,10 @@ function capped(text) {
 /**
  * Copies the server binary alone into an empty dir and runs it from there with a fresh data dir,
  * so any reliance on files beside it or in the cwd shows up as a failure.
+ * `args` are added to `serve` (e.g. `['--script', file]`).
  * Resolves to { url, origin, output(), stop() } once the server has printed its URL.
  */
-export async function startServer() {
+export async function startServer({ args = [] } = {}) {
   const source = await requireServerBinary();
   const binDir = await makeTempDir('chatwire-bin-');
   const dataDir = await makeTempDir('chatwire-data-');
@@ -68,7 +69,7 @@ export async function startServer() {
   await fs.copyFile(source, binary);
   await fs.chmod(binary, 0o755);
 
-  const child = spawn(binary, ['serve', '--addr', '127.0.0.1:0', '--data-dir', dataDir], {
+  const child = spawn(binary, ['serve', '--addr', '127.0.0.1:0', '--data-dir', dataDir, ...args], {
     cwd: binDir,
     env: isolatedEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
