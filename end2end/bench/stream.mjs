@@ -67,7 +67,12 @@ function mainThreadTasks(trace) {
       .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
       .map((e) => `${e.pid}:${e.tid}`),
   );
-  return events.filter((e) => e.ph === 'X' && e.name === 'RunTask' && mainThreads.has(`${e.pid}:${e.tid}`));
+  return events.filter(
+    (e) =>
+      e.ph === 'X' &&
+      (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask') &&
+      mainThreads.has(`${e.pid}:${e.tid}`),
+  );
 }
 
 async function measure(label, { server, cookie, sessionId, prompt }) {
@@ -102,6 +107,7 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
     const lastFrame = await page.evaluate(() => performance.now());
     const trace = await browser.stopTracing();
+    if (process.env.BENCH_TRACE_DIR) await fs.writeFile(path.join(process.env.BENCH_TRACE_DIR, `${label}.json`), trace);
 
     const tasks = mainThreadTasks(trace);
     // Trace timestamps are µs on the trace clock; the busy window is the last `wallMs` of tasks up to the end.
@@ -110,7 +116,7 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
     const windowed = tasks.filter((t) => t.ts >= end - wallMs * 1000);
     const busyMs = windowed.reduce((sum, t) => sum + t.dur, 0) / 1000;
     const longestMs = windowed.reduce((max, t) => Math.max(max, t.dur), 0) / 1000;
-    const text = await page.locator('.message[data-role="assistant"]').last().innerText();
+    const text = await page.locator('.message[data-role="assistant"]').last().textContent();
     const result = {
       label,
       messagesBefore,
@@ -139,7 +145,7 @@ async function main() {
   const results = [];
   for (const [label, script, runs] of [
     ['empty transcript', emptyScript, 0],
-    ['200 earlier messages', historyScript, EARLIER_RUNS],
+    ...(process.env.BENCH_ONLY_EMPTY ? [] : [["200 earlier messages", historyScript, EARLIER_RUNS]]),
   ]) {
     const server = await startServer({ args: ['--script', script] });
     try {
@@ -151,7 +157,7 @@ async function main() {
     }
   }
   await removeDir(dir);
-  const [empty, history] = results;
+  const [empty, history = empty] = results;
   console.log(
     `busy: ${empty.busyPercent} % empty, ${history.busyPercent} % with 200 messages ` +
       `(ratio ${(history.busyPercent / empty.busyPercent).toFixed(2)}); longest task ${empty.longestTaskMs} / ${history.longestTaskMs} ms`,

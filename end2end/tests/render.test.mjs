@@ -140,14 +140,15 @@ describe('transcript rendering', () => {
     );
     assert.equal(await answer.locator('details.part--thinking').evaluate((d) => d.open), false, 'thinking did not fold');
 
-    // GFM: a table, a labelled code block with a copy button, task lists, strikethrough.
-    assert.equal(await answer.locator('table th').first().innerText(), 'File');
-    assert.equal(await answer.locator('table td.align-right').first().innerText(), '42');
+    // GFM: a table, a labelled code block with a copy button, task lists, strikethrough. (`textContent`, not
+    // `innerText`: blocks scrolled out of view are not rendered, by `content-visibility`, and have no inner text.)
+    assert.equal(await answer.locator('table th').first().textContent(), 'File');
+    assert.equal(await answer.locator('table td.align-right').first().textContent(), '42');
     const code = answer.locator('.code').first();
-    assert.equal(await code.locator('.code__lang').innerText(), 'rust');
-    assert.match(await code.locator('code').innerText(), /println!\("hi < there"\);/);
+    assert.equal(await code.locator('.code__lang').textContent(), 'rust');
+    assert.match(await code.locator('code').textContent(), /println!\("hi < there"\);/);
     assert.equal(await answer.locator('input[type="checkbox"][disabled]').count(), 2);
-    assert.equal(await answer.locator('del').innerText(), 'not');
+    assert.equal(await answer.locator('del').textContent(), 'not');
 
     // Links open in a new tab without an opener; an unsafe scheme is not linked.
     const link = answer.getByRole('link', { name: 'the docs' });
@@ -159,7 +160,7 @@ describe('transcript rendering', () => {
 
     // The model's raw HTML is text, not markup.
     assert.equal(await page.locator('[data-testid="transcript"] script, [data-testid="transcript"] img').count(), 0);
-    assert.match(await answer.innerText(), /<script>window\.__injected = true<\/script>/);
+    assert.match(await answer.textContent(), /<script>window\.__injected = true<\/script>/);
     assert.equal(await page.evaluate(() => window.__injected ?? false), false, 'the model ran script in the page');
 
     // Copy puts the code on the clipboard.

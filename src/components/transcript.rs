@@ -39,15 +39,27 @@ pub fn Transcript(
             }
         })
     };
+    // However many batches of frames arrive between two paints, the rows are brought up to date once per animation
+    // frame: one markdown re-parse of the open tail and one DOM update per paint, not per network chunk.
+    let sync_scheduled = StoredValue::new(false);
     Effect::new(move |_| {
-        let report = chat.with(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot))).unwrap_or_default();
-        if report.session_replaced && !follow.get_untracked() {
-            follow.set(true);
+        chat.track();
+        if sync_scheduled.get_value() {
+            return;
         }
-        let changed = report.rows_changed || !report.parts_updated.is_empty();
-        if changed && follow.get_untracked() {
-            scroll_to_bottom();
-        }
+        sync_scheduled.set_value(true);
+        request_animation_frame(move || {
+            sync_scheduled.set_value(false);
+            let report =
+                chat.with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot))).unwrap_or_default();
+            if report.session_replaced && !follow.get_untracked() {
+                follow.set(true);
+            }
+            let changed = report.rows_changed || !report.parts_updated.is_empty();
+            if changed && follow.get_untracked() {
+                scroll_to_bottom();
+            }
+        });
     });
     let on_scroll = move |_| {
         let Some(element) = scroller.get_untracked() else { return };
