@@ -82,11 +82,14 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
   });
   try {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // BENCH_CSS: extra CSS to try a styling change without rebuilding (CSP bypassed for that only).
+    const extraCss = process.env.BENCH_CSS;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: Boolean(extraCss) });
     await context.addCookies([{ name: cookie.split('=')[0], value: cookie.split('=').slice(1).join('='), url: server.origin }]);
     const page = await context.newPage();
     await page.goto(new URL(sessionId ? `/s/${sessionId}` : '/', server.origin).href, { waitUntil: 'load' });
     await page.waitForSelector('.app[data-hydrated="true"]', { state: 'attached', timeout: 30_000 });
+    if (extraCss) await page.addStyleTag({ content: extraCss });
     if (sessionId) await page.locator('.message').nth(199).waitFor({ state: 'attached', timeout: 30_000 });
     const messagesBefore = await page.locator('.message').count();
     await page.waitForTimeout(500);
