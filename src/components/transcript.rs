@@ -39,8 +39,9 @@ pub fn Transcript(
             }
         })
     };
-    // However many batches of frames arrive between two paints, the rows are brought up to date once per animation
-    // frame: one markdown re-parse of the open tail and one DOM update per paint, not per network chunk.
+    // However many batches of frames arrive, the rows are brought up to date at most every other animation frame
+    // (~30 times a second): one markdown re-parse of the open tail and one DOM update, layout and paint per sync,
+    // not per network chunk. Text appearing 30 times a second reads as smooth; each sync costs a layout and a paint.
     let sync_scheduled = StoredValue::new(false);
     Effect::new(move |_| {
         chat.track();
@@ -49,16 +50,19 @@ pub fn Transcript(
         }
         sync_scheduled.set_value(true);
         request_animation_frame(move || {
-            sync_scheduled.set_value(false);
-            let report =
-                chat.with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot))).unwrap_or_default();
-            if report.session_replaced && !follow.get_untracked() {
-                follow.set(true);
-            }
-            let changed = report.rows_changed || !report.parts_updated.is_empty();
-            if changed && follow.get_untracked() {
-                scroll_to_bottom();
-            }
+            request_animation_frame(move || {
+                sync_scheduled.set_value(false);
+                let report = chat
+                    .with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot)))
+                    .unwrap_or_default();
+                if report.session_replaced && !follow.get_untracked() {
+                    follow.set(true);
+                }
+                let changed = report.rows_changed || !report.parts_updated.is_empty();
+                if changed && follow.get_untracked() {
+                    scroll_to_bottom();
+                }
+            })
         });
     });
     let on_scroll = move |_| {
