@@ -13,6 +13,7 @@ pub mod client;
 pub mod components;
 #[cfg(feature = "ssr")]
 pub mod mapper;
+pub mod markdown;
 pub mod ndjson;
 pub mod protocol;
 #[cfg(feature = "ssr")]

@@ -2,8 +2,11 @@
 
 mod activity;
 mod composer;
+mod message;
 mod queue;
+mod rows;
 mod sidebar;
+mod tool;
 mod transcript;
 
 pub use activity::ActivityLine;

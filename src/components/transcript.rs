@@ -1,13 +1,18 @@
-//! The transcript: one row per message, or an empty state with prompt suggestions.
+//! The transcript: keyed message rows that follow new output while the reader is at the bottom, or an empty state
+//! with prompt suggestions.
 
 use leptos::prelude::*;
 
-use crate::app::ChatActions;
+use super::message::MessageView;
+use super::rows::TranscriptRows;
 use crate::chat_state::ChatSnapshot;
-use crate::protocol::{AnswerKind, ChatMessage, ChatMessagePart, ChatToolPart, QuestionAnswer, ToolState};
+use crate::protocol::ChatMessagePart;
 
 const SUGGESTIONS: [&str; 3] =
     ["Explain what this repository does", "Find and fix a failing test", "Add a README section on configuration"];
+
+/// How close to the bottom, in pixels, still counts as "at the bottom" (a wheel notch or rounding).
+const BOTTOM_SLACK: i32 = 48;
 
 #[component]
 pub fn Transcript(
@@ -16,25 +21,158 @@ pub fn Transcript(
     /// Called with a suggestion's text when the user picks one.
     on_suggestion: Callback<String>,
 ) -> impl IntoView {
-    let message_ids = move || chat.with(|c| c.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>());
+    let rows = StoredValue::new(chat.with_untracked(|snapshot| {
+        let mut rows = TranscriptRows::default();
+        rows.sync(snapshot);
+        rows
+    }));
+    let message_rows = RwSignal::from(rows.with_value(TranscriptRows::view));
+    let scroller = NodeRef::<leptos::html::Section>::new();
+    // Whether the view sticks to new output: true until the reader scrolls up, again once they are back at the bottom.
+    let follow = RwSignal::new(true);
+    let last_scroll_top = StoredValue::new(0);
+
+    let scroll_to_bottom = move || {
+        request_animation_frame(move || {
+            if let Some(element) = scroller.get_untracked() {
+                element.set_scroll_top(element.scroll_height());
+            }
+        })
+    };
+    // However many batches of frames arrive, the rows are brought up to date at most every other animation frame
+    // (~30 times a second): one markdown re-parse of the open tail and one DOM update, layout and paint per sync,
+    // not per network chunk. Text appearing 30 times a second reads as smooth; each sync costs a layout and a paint.
+    let sync_scheduled = StoredValue::new(false);
+    Effect::new(move |_| {
+        chat.track();
+        if sync_scheduled.get_value() {
+            return;
+        }
+        sync_scheduled.set_value(true);
+        request_animation_frame(move || {
+            request_animation_frame(move || {
+                sync_scheduled.set_value(false);
+                let report = chat
+                    .with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot)))
+                    .unwrap_or_default();
+                if report.session_replaced && !follow.get_untracked() {
+                    follow.set(true);
+                }
+                let changed = report.rows_changed || !report.parts_updated.is_empty();
+                if changed && follow.get_untracked() {
+                    scroll_to_bottom();
+                }
+            })
+        });
+    });
+    let on_scroll = move |_| {
+        let Some(element) = scroller.get_untracked() else { return };
+        let top = element.scroll_top();
+        let at_bottom = element.scroll_height() - top - element.client_height() <= BOTTOM_SLACK;
+        // Content growing below never moves `scrollTop`; only the reader scrolling up does.
+        let scrolled_up = top < last_scroll_top.get_value();
+        last_scroll_top.set_value(top);
+        let next = if at_bottom {
+            true
+        } else if scrolled_up {
+            false
+        } else {
+            follow.get_untracked()
+        };
+        if next != follow.get_untracked() {
+            follow.set(next);
+        }
+    };
+    let jump_to_latest = move |_| {
+        follow.set(true);
+        scroll_to_bottom();
+    };
+    let unshown_error = move || {
+        chat.with(|c| {
+            let error = c.last_error.as_ref()?;
+            let shown = c
+                .messages
+                .last()
+                .and_then(|m| m.parts.last())
+                .is_some_and(|part| matches!(part, ChatMessagePart::Error(shown) if &shown.message == error));
+            (!shown).then(|| error.clone())
+        })
+    };
+    let has_messages = move || message_rows.with(|rows| !rows.is_empty());
+
     view! {
-        <section class="transcript" data-testid="transcript" aria-live="polite">
-            <Show
-                when=move || chat.with(|c| !c.messages.is_empty())
-                fallback=move || view! { <EmptyState on_suggestion/> }
-            >
-                <For each=message_ids key=|id| id.clone() let:id>
-                    {
-                        let id = StoredValue::new(id);
-                        let message = Memo::new(move |_| chat.with(|c| id.with_value(|id| c.message(id).cloned())));
-                        move || message.get().map(|message| view! { <MessageRow message/> })
-                    }
+        <section
+            class="transcript"
+            data-testid="transcript"
+            aria-live="polite"
+            node_ref=scroller
+            on:scroll=on_scroll
+            on:click=copy_code
+        >
+            <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion/> }>
+                <For each=move || message_rows.get() key=|row| row.id.clone() let:row>
+                    <MessageView row/>
                 </For>
             </Show>
-            <Show when=move || chat.with(|c| c.activity.is_some())>
-                <p class="transcript__activity">{move || chat.with(|c| c.activity.clone())}</p>
+            {move || unshown_error().map(|message| view! { <p class="part part--error transcript__error" role="alert">{message}</p> })}
+            <Show when=move || !follow.get() && has_messages()>
+                <button class="button jump-latest" type="button" data-testid="jump-latest" on:click=jump_to_latest>
+                    "Jump to latest ↓"
+                </button>
             </Show>
         </section>
+    }
+}
+
+/// A code block's Copy button (inside markdown HTML, so handled here for the whole transcript).
+fn copy_code(event: leptos::ev::MouseEvent) {
+    #[cfg(feature = "hydrate")]
+    browser::copy_code(event);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = event;
+}
+
+#[cfg(feature = "hydrate")]
+mod browser {
+    use std::time::Duration;
+
+    use js_sys::{Function, Promise, Reflect};
+    use leptos::prelude::*;
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+    use web_sys::Element;
+
+    pub fn copy_code(event: leptos::ev::MouseEvent) {
+        let Some(button) = event
+            .target()
+            .and_then(|target| target.dyn_into::<Element>().ok())
+            .and_then(|element| element.closest("[data-copy]").ok().flatten())
+        else {
+            return;
+        };
+        let Some(code) =
+            button.closest(".code").ok().flatten().and_then(|block| block.query_selector("code").ok().flatten())
+        else {
+            return;
+        };
+        let text = code.text_content().unwrap_or_default();
+        leptos::task::spawn_local(async move {
+            let label = match write_clipboard(&text).await {
+                Ok(()) => "Copied",
+                Err(_) => "Copy failed",
+            };
+            button.set_text_content(Some(label));
+            set_timeout(move || button.set_text_content(Some("Copy")), Duration::from_millis(1500));
+        });
+    }
+
+    /// `navigator.clipboard.writeText`, which exists only in secure contexts (https or localhost).
+    async fn write_clipboard(text: &str) -> Result<(), JsValue> {
+        let navigator = Reflect::get(&window(), &"navigator".into())?;
+        let clipboard = Reflect::get(&navigator, &"clipboard".into())?;
+        let write: Function = Reflect::get(&clipboard, &"writeText".into())?.dyn_into()?;
+        let promise: Promise = write.call1(&clipboard, &text.into())?.dyn_into()?;
+        JsFuture::from(promise).await.map(drop)
     }
 }
 
@@ -57,113 +195,6 @@ fn EmptyState(on_suggestion: Callback<String>) -> impl IntoView {
                     })
                     .collect_view()}
             </ul>
-        </div>
-    }
-}
-
-#[component]
-fn MessageRow(message: ChatMessage) -> impl IntoView {
-    let role = message.role.as_str();
-    view! {
-        <article class=format!("message message--{role}") data-role=role data-message-id=message.id.clone()>
-            {message.parts.into_iter().map(|part| view! { <PartView part/> }).collect_view()}
-        </article>
-    }
-}
-
-#[component]
-fn PartView(part: ChatMessagePart) -> impl IntoView {
-    match part {
-        ChatMessagePart::Text(text) => view! { <p class="part part--text">{text.text}</p> }.into_any(),
-        ChatMessagePart::Thinking(thinking) => view! {
-            <details class="part part--thinking">
-                <summary>"Thinking"</summary>
-                <p>{thinking.text}</p>
-            </details>
-        }
-        .into_any(),
-        ChatMessagePart::Error(error) => view! {
-            <p class="part part--error" role="alert">
-                {error.title.map(|title| view! { <strong>{title}": "</strong> })}
-                {error.message}
-            </p>
-        }
-        .into_any(),
-        ChatMessagePart::Tool(tool) if tool.tool_name == "Question" && tool.state == ToolState::InputAvailable => {
-            view! { <QuestionCard tool=*tool/> }.into_any()
-        }
-        ChatMessagePart::Tool(tool) => view! {
-            <div class=format!("part part--tool tool tool--{}", tool.state.as_str())>
-                <span class="tool__name">{tool.tool_name.clone()}</span>
-                <span class="tool__state">{tool.state.as_str()}</span>
-                {tool.error_text.clone().map(|text| view! { <span class="tool__error">{text}</span> })}
-            </div>
-        }
-        .into_any(),
-    }
-}
-
-/// A question the agent is waiting on: its options as buttons, or Skip.
-#[component]
-fn QuestionCard(tool: ChatToolPart) -> impl IntoView {
-    let actions = use_context::<ChatActions>();
-    let input = tool.input.clone().unwrap_or_default();
-    let question = input.get("question").and_then(|q| q.as_str()).unwrap_or("The agent asks:").to_owned();
-    let options: Vec<(String, String)> = input
-        .get("options")
-        .and_then(|o| o.as_array())
-        .map(|options| {
-            options
-                .iter()
-                .filter_map(|o| {
-                    let id = o.get("id").and_then(|v| v.as_str())?.to_owned();
-                    let label = o.get("label").and_then(|v| v.as_str()).unwrap_or(&id).to_owned();
-                    Some((id, label))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let answered = RwSignal::new(false);
-    let answer = move |answer: QuestionAnswer| {
-        if let Some(actions) = actions {
-            answered.set(true);
-            actions.answer(tool.tool_call_id.clone(), answer);
-        }
-    };
-    let skip = answer.clone();
-    view! {
-        <div class="part question" role="group" aria-label="Question from the agent">
-            <p class="question__text">{question}</p>
-            <div class="question__options">
-                {options
-                    .into_iter()
-                    .map(|(id, label)| {
-                        let answer = answer.clone();
-                        view! {
-                            <button
-                                class="button"
-                                type="button"
-                                disabled=move || answered.get()
-                                on:click=move |_| answer(QuestionAnswer {
-                                    kind: AnswerKind::Single,
-                                    selected_ids: Some(vec![id.clone()]),
-                                    text: None,
-                                })
-                            >
-                                {label}
-                            </button>
-                        }
-                    })
-                    .collect_view()}
-                <button
-                    class="button button--ghost"
-                    type="button"
-                    disabled=move || answered.get()
-                    on:click=move |_| skip(QuestionAnswer { kind: AnswerKind::Skip, selected_ids: None, text: None })
-                >
-                    "Skip"
-                </button>
-            </div>
         </div>
     }
 }

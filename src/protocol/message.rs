@@ -223,7 +223,7 @@ fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, Strin
         return Err("field `type`: the tool name after `tool-` is empty".into());
     }
     let tool_call_id = take_string(&mut map, "toolCallId")?;
-    let state = match map.shift_remove("state") {
+    let state = match take(&mut map, "state") {
         Some(value) => serde_json::from_value::<ToolState>(value).map_err(|e| format!("field `state`: {e}"))?,
         None => return Err("missing field `state`".into()),
     };
@@ -250,13 +250,25 @@ fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, Strin
     })
 }
 
-// `shift_remove` keeps the order of the remaining (extra) fields, which a plain `remove` would scramble.
+/// Removes `key`, keeping the order of the remaining (extra) fields: with `preserve_order` (the server's build) a
+/// plain `remove` is a swap-remove that scrambles them, and without it (the browser's) there is no `shift_remove`.
+fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    let mut taken = None;
+    map.retain(|name, value| {
+        if name == key {
+            taken = Some(std::mem::take(value));
+        }
+        name != key
+    });
+    taken
+}
+
 fn take_optional(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
-    map.shift_remove(key).filter(|value| !value.is_null())
+    take(map, key).filter(|value| !value.is_null())
 }
 
 fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
-    match map.shift_remove(key) {
+    match take(map, key) {
         Some(Value::String(text)) => Ok(text),
         Some(other) => Err(format!("field `{key}`: expected a string, found {other}")),
         None => Err(format!("missing field `{key}`")),

@@ -101,6 +101,7 @@ fn diagnose(line: &[u8], fast_error: &serde_json::Error) -> FrameError {
 }
 
 /// The first error found deserializing `value` as `T`, with the dotted path of the field at fault.
+#[cfg(feature = "frame-diagnostics")]
 fn payload_error<T: DeserializeOwned>(value: &Value) -> Option<(Option<String>, String)> {
     match serde_path_to_error::deserialize::<_, T>(value) {
         Ok(_) => None,
@@ -110,6 +111,14 @@ fn payload_error<T: DeserializeOwned>(value: &Value) -> Option<(Option<String>, 
             Some((field, strip_position(error.inner())))
         }
     }
+}
+
+/// Without field paths (the browser build, which only logs and skips a bad line), serde's own message is the
+/// report: a second, path-tracking deserializer of every frame type would be a large part of the WASM.
+#[cfg(not(feature = "frame-diagnostics"))]
+#[expect(clippy::extra_unused_type_parameters, reason = "called like the diagnosing version")]
+fn payload_error<T: DeserializeOwned>(_value: &Value) -> Option<(Option<String>, String)> {
+    None
 }
 
 fn phased_error<S: DeserializeOwned, E: DeserializeOwned>(value: &Value) -> Option<(Option<String>, String)> {

@@ -1,0 +1,178 @@
+// Browser bench (not a test): main-thread cost of streaming a 64 KB markdown answer at ~450 frames/s, with an empty
+// transcript and with 200 earlier messages. Prints figures; asserts nothing.
+//
+//   CHATWIRE_BIN=$CARGO_TARGET_DIR/release/chatwire node end2end/bench/stream.mjs
+//
+// Busy fraction = time in main-thread tasks (Chromium trace `RunTask` on the renderer's main thread) over the wall
+// time of the stream, from the first text to the end of the run; longest task likewise. Also printed: the same with
+// the tasks' thread CPU time, which stays meaningful on a loaded machine. BENCH_DELAY_MS (default 2) paces frames;
+// 1 gives ~350-450 frames/s here. BENCH_TRACE_DIR keeps the traces; BENCH_ONLY_EMPTY skips the 200-message case.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { getPage, makeTempDir, removeDir, startServer } from '../tests/support.mjs';
+
+const CHROMIUM_PATH = '/usr/bin/chromium';
+const ANSWER_BYTES = 64 * 1024;
+const EARLIER_RUNS = 100; // a prompt and an answer each: 200 messages
+
+/** A 64 KB answer of the usual mix: headings, paragraphs with inline markup, lists, code, tables. */
+function bigAnswer() {
+  const sections = [];
+  for (let i = 1; sections.join('\n').length < ANSWER_BYTES; i++) {
+    sections.push(
+      `## Step ${i}: change the **parser**\n\n` +
+        `The function \`parse_${i}\` reads the input once and keeps *only* the open tail; see [the notes](https://example.com/${i}).\n` +
+        `It returns early when the buffer is empty, which keeps the common case cheap.\n\n` +
+        `- read the next chunk\n- split it into lines\n- [x] keep the partial line\n\n` +
+        '```rust\n' +
+        `fn parse_${i}(input: &str) -> Vec<&str> {\n    input.lines().filter(|l| !l.is_empty()).collect()\n}\n` +
+        '```\n\n' +
+        `| case | before | after |\n|---|---:|---:|\n| small | ${i} ms | ${i / 2} ms |\n| large | ${i * 10} ms | ${i} ms |\n`,
+    );
+  }
+  return sections.join('\n').slice(0, ANSWER_BYTES);
+}
+
+async function writeScript(dir, name, turns) {
+  const file = path.join(dir, name);
+  await fs.writeFile(file, JSON.stringify({ chunkChars: 10, delayMs: 0, turns }));
+  return file;
+}
+
+async function api(server, cookie, method, route, body) {
+  const response = await fetch(new URL(route, server.origin), {
+    method,
+    headers: { cookie, 'content-type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${route} → ${response.status}: ${await response.text()}`);
+  return response;
+}
+
+/** Runs `runs` short prompts through the API in a new session; returns its id. */
+async function sessionWithHistory(server, cookie, runs) {
+  const created = await (await api(server, cookie, 'POST', '/api/sessions', {})).json();
+  const sessionId = created.session.sessionId;
+  for (let i = 0; i < runs; i++) {
+    const response = await api(server, cookie, 'POST', '/api/chat', { sessionId, message: `Earlier question ${i}` });
+    await response.text();
+  }
+  return sessionId;
+}
+
+/** Main-thread tasks of the page's renderer within [from, to] (µs, trace clock). */
+function mainThreadTasks(trace) {
+  const events = JSON.parse(trace.toString('utf8')).traceEvents ?? [];
+  const mainThreads = new Set(
+    events
+      .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+      .map((e) => `${e.pid}:${e.tid}`),
+  );
+  return events.filter(
+    (e) =>
+      e.ph === 'X' &&
+      (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask') &&
+      mainThreads.has(`${e.pid}:${e.tid}`),
+  );
+}
+
+async function measure(label, { server, cookie, sessionId, prompt }) {
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
+  });
+  try {
+    // BENCH_CSS: extra CSS to try a styling change without rebuilding (CSP bypassed for that only).
+    const extraCss = process.env.BENCH_CSS;
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: Boolean(extraCss) });
+    await context.addCookies([{ name: cookie.split('=')[0], value: cookie.split('=').slice(1).join('='), url: server.origin }]);
+    const page = await context.newPage();
+    await page.goto(new URL(sessionId ? `/s/${sessionId}` : '/', server.origin).href, { waitUntil: 'load' });
+    await page.waitForSelector('.app[data-hydrated="true"]', { state: 'attached', timeout: 30_000 });
+    if (extraCss) await page.addStyleTag({ content: extraCss });
+    if (sessionId) await page.locator('.message').nth(199).waitFor({ state: 'attached', timeout: 30_000 });
+    const messagesBefore = await page.locator('.message').count();
+    await page.waitForTimeout(500);
+
+    await browser.startTracing(page, { categories: ['devtools.timeline', 'toplevel'] });
+    const streamEnded = page.waitForEvent('requestfinished', {
+      predicate: (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat',
+      timeout: 120_000,
+    });
+    const input = page.locator('[data-testid="composer"] textarea');
+    await input.fill(prompt);
+    // Marks in the page's own clock and in the trace: the stream starts with the first text, ends with the request.
+    await page.evaluate(() => performance.mark('bench-send'));
+    await input.press('Enter');
+    await page.locator('.message[data-role="assistant"] .markdown').last().waitFor({ timeout: 30_000 });
+    const firstText = await page.evaluate(() => performance.now());
+    await streamEnded;
+    await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
+    const lastFrame = await page.evaluate(() => performance.now());
+    const trace = await browser.stopTracing();
+    if (process.env.BENCH_TRACE_DIR) await fs.writeFile(path.join(process.env.BENCH_TRACE_DIR, `${label}.json`), trace);
+
+    const tasks = mainThreadTasks(trace);
+    // Trace timestamps are µs on the trace clock; the busy window is the last `wallMs` of tasks up to the end.
+    const wallMs = lastFrame - firstText;
+    const end = Math.max(...tasks.map((t) => t.ts + t.dur));
+    const windowed = tasks.filter((t) => t.ts >= end - wallMs * 1000);
+    const busyMs = windowed.reduce((sum, t) => sum + t.dur, 0) / 1000;
+    // Thread CPU time of the same tasks: unlike wall time, it does not count time the renderer waited for a core.
+    const cpuMs = windowed.reduce((sum, t) => sum + (t.tdur ?? t.dur), 0) / 1000;
+    const longestMs = windowed.reduce((max, t) => Math.max(max, t.dur), 0) / 1000;
+    const text = await page.locator('.message[data-role="assistant"]').last().textContent();
+    const result = {
+      label,
+      messagesBefore,
+      answerChars: text.length,
+      seconds: +(wallMs / 1000).toFixed(2),
+      framesPerSecond: Math.round(ANSWER_BYTES / 10 / (wallMs / 1000)),
+      busyPercent: +((100 * busyMs) / wallMs).toFixed(1),
+      cpuBusyPercent: +((100 * cpuMs) / wallMs).toFixed(1),
+      longestTaskMs: +longestMs.toFixed(1),
+      tasksOver50ms: windowed.filter((t) => t.dur > 50_000).length,
+    };
+    console.log(JSON.stringify(result));
+    return result;
+  } finally {
+    await browser.close();
+  }
+}
+
+async function main() {
+  const dir = await makeTempDir('chatwire-bench-');
+  const answer = bigAnswer();
+  // The scripted provider plays turn k on a conversation's k-th model call (wrapping): the long answer comes last.
+  const delayed = { text: answer, delayMs: Number(process.env.BENCH_DELAY_MS ?? 2), chunkChars: 10 };
+  const shortTurns = Array.from({ length: EARLIER_RUNS }, (_, i) => ({ text: `Short answer number ${i}, with *markdown*.` }));
+  const emptyScript = await writeScript(dir, 'empty.json', [delayed]);
+  const historyScript = await writeScript(dir, 'history.json', [...shortTurns, delayed]);
+  const results = [];
+  for (const [label, script, runs] of [
+    ['empty transcript', emptyScript, 0],
+    ...(process.env.BENCH_ONLY_EMPTY ? [] : [["200 earlier messages", historyScript, EARLIER_RUNS]]),
+  ]) {
+    const server = await startServer({ args: ['--script', script] });
+    try {
+      const { cookie } = await getPage(server.url);
+      const sessionId = runs ? await sessionWithHistory(server, cookie, runs) : undefined;
+      results.push(await measure(label, { server, cookie, sessionId, prompt: 'Write the long answer' }));
+    } finally {
+      await server.stop();
+    }
+  }
+  await removeDir(dir);
+  const [empty, history = empty] = results;
+  console.log(
+    `busy (wall): ${empty.busyPercent} % empty, ${history.busyPercent} % with 200 messages ` +
+      `(ratio ${(history.busyPercent / empty.busyPercent).toFixed(2)}); ` +
+      `busy (CPU): ${empty.cpuBusyPercent} % / ${history.cpuBusyPercent} % ` +
+      `(ratio ${(history.cpuBusyPercent / empty.cpuBusyPercent).toFixed(2)}); ` +
+      `longest task ${empty.longestTaskMs} / ${history.longestTaskMs} ms`,
+  );
+}
+
+await main();

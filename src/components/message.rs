@@ -1,0 +1,66 @@
+//! One message of the transcript: its parts, each a keyed row that redraws only when its own signals change.
+
+use leptos::prelude::*;
+
+use super::rows::{MarkdownSignals, MessageRow, PartRow, PartSignals};
+use super::tool::ToolRow;
+use crate::protocol::ErrorPart;
+
+#[component]
+pub fn MessageView(row: MessageRow) -> impl IntoView {
+    let role = row.role.as_str();
+    let parts = row.parts;
+    view! {
+        <article class=format!("message message--{role}") data-role=role data-message-id=row.id>
+            <For each=move || parts.get() key=|part| part.key.clone() let:part>
+                <PartView part/>
+            </For>
+        </article>
+    }
+}
+
+#[component]
+fn PartView(part: PartRow) -> impl IntoView {
+    match part.content {
+        PartSignals::Plain(text) => {
+            view! { <p class="part part--text part--plain">{move || text.get()}</p> }.into_any()
+        }
+        PartSignals::Text(markdown) => view! { <MarkdownView markdown/> }.into_any(),
+        PartSignals::Thinking { text, open } => view! {
+            <details class="part part--thinking" prop:open=move || open.get()>
+                <summary>"Thinking"</summary>
+                <p class="thinking__text">{move || text.get()}</p>
+            </details>
+        }
+        .into_any(),
+        PartSignals::Error(error) => view! { <ErrorRow error/> }.into_any(),
+        PartSignals::Tool(tool) => view! { <ToolRow tool/> }.into_any(),
+    }
+}
+
+/// Assistant text: finished blocks are built once each; only the open tail's HTML is replaced on a delta.
+#[component]
+fn MarkdownView(markdown: MarkdownSignals) -> impl IntoView {
+    let MarkdownSignals { blocks, tail } = markdown;
+    view! {
+        <div class="part part--text markdown">
+            <For each=move || blocks.get() key=|block| block.key let:block>
+                <div class="markdown__block" inner_html=block.html.to_string()></div>
+            </For>
+            <div class="markdown__block markdown__block--open" inner_html=move || tail.get()></div>
+        </div>
+    }
+}
+
+#[component]
+fn ErrorRow(error: ArcRwSignal<ErrorPart>) -> impl IntoView {
+    move || {
+        let ErrorPart { title, message } = error.get();
+        view! {
+            <p class="part part--error" role="alert">
+                {title.map(|title| view! { <strong>{title}": "</strong> })}
+                {message}
+            </p>
+        }
+    }
+}
