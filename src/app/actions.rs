@@ -92,12 +92,7 @@ mod browser {
     use crate::protocol::*;
 
     pub fn snapshot_of(detail: SessionDetail) -> ChatSnapshot {
-        let mut snapshot = ChatSnapshot::default();
-        for message in detail.messages.into_iter().chain(detail.pending) {
-            apply(&mut snapshot, &ChatFrame::Message(MessageFrame { seq: None, message }));
-        }
-        snapshot.last_seq = detail.last_seq;
-        snapshot
+        ChatSnapshot::from_detail(detail)
     }
 
     pub async fn send(actions: ChatActions, text: String) {
