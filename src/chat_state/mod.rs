@@ -75,6 +75,12 @@ impl ChatSnapshot {
         self.message_index.get(id).map(|&i| &self.messages[i])
     }
 
+    /// Lets the server's mapper move a finished run's parts into its `done` frame instead of copying them;
+    /// applying that `done` puts them back.
+    pub(crate) fn message_mut(&mut self, id: &str) -> Option<&mut ChatMessage> {
+        self.message_index.get(id).map(|&i| &mut self.messages[i])
+    }
+
     fn push_message(&mut self, message: ChatMessage) -> usize {
         if let Some(&existing) = self.message_index.get(&message.id) {
             self.messages[existing] = message;
@@ -152,7 +158,10 @@ impl ChatSnapshot {
 
     fn upsert_tool(&mut self, message_id: Option<&str>, part: ChatToolPart) {
         if let Some(&(message, part_index)) = self.tool_index.get(&part.tool_call_id) {
-            self.messages[message].parts[part_index] = ChatMessagePart::tool(part);
+            match &mut self.messages[message].parts[part_index] {
+                ChatMessagePart::Tool(existing) => **existing = part,
+                other => *other = ChatMessagePart::tool(part),
+            }
             return;
         }
         let message = self.streaming_target(message_id);

@@ -565,37 +565,46 @@ impl EventMapper {
         }
         self.emit(lifecycle(LifecycleName::AgentSettled, None), &mut out);
         let run = self.run.take().expect("checked above");
-        let message = self.snapshot.message(&run.message_id).cloned().unwrap_or_else(|| ChatMessage {
-            id: run.message_id.clone(),
-            role: Role::Assistant,
-            parts: Vec::new(),
-            created_at: None,
-        });
+        // The parts move into `done`, whose reduction puts them back; an `error` ending gives them back first.
+        let message = match self.snapshot.message_mut(&run.message_id) {
+            Some(streamed) => ChatMessage {
+                id: streamed.id.clone(),
+                role: streamed.role,
+                parts: std::mem::take(&mut streamed.parts),
+                created_at: streamed.created_at,
+            },
+            None => {
+                ChatMessage { id: run.message_id.clone(), role: Role::Assistant, parts: Vec::new(), created_at: None }
+            }
+        };
         let renderable = message.parts.iter().any(|part| match part {
             ChatMessagePart::Text(text) => !text.text.trim().is_empty(),
             ChatMessagePart::Tool(_) => true,
             ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => false,
         });
-        let terminal = match (renderable, run.aborted, run.provider_error) {
-            (false, true, _) => Err(("the run was stopped before the agent answered".to_owned(), "aborted")),
-            (false, false, Some(error)) => Err((error, "provider_error")),
-            (false, false, None) => Err(("the model returned an empty response".to_owned(), "empty_response")),
-            (true, aborted, provider_error) => {
-                let mut message = message;
-                message.created_at = Some(run.created_at);
-                if let Some(error) = provider_error.filter(|_| !aborted) {
-                    message.parts.push(ChatMessagePart::Error(ErrorPart {
-                        title: Some("Provider error".into()),
-                        message: error,
-                    }));
-                } else if run.stopped_at_length && !aborted {
-                    message.parts.push(ChatMessagePart::Error(ErrorPart {
-                        title: Some("Answer cut off".into()),
-                        message: "the model reached its output limit; the answer may be incomplete".into(),
-                    }));
-                }
-                Ok(message)
+        let terminal = if renderable {
+            let mut message = message;
+            message.created_at = Some(run.created_at);
+            if let Some(error) = run.provider_error.filter(|_| !run.aborted) {
+                message
+                    .parts
+                    .push(ChatMessagePart::Error(ErrorPart { title: Some("Provider error".into()), message: error }));
+            } else if run.stopped_at_length && !run.aborted {
+                message.parts.push(ChatMessagePart::Error(ErrorPart {
+                    title: Some("Answer cut off".into()),
+                    message: "the model reached its output limit; the answer may be incomplete".into(),
+                }));
             }
+            Ok(message)
+        } else {
+            if let Some(streamed) = self.snapshot.message_mut(&run.message_id) {
+                streamed.parts = message.parts;
+            }
+            Err(match (run.aborted, run.provider_error) {
+                (true, _) => ("the run was stopped before the agent answered".to_owned(), "aborted"),
+                (false, Some(error)) => (error, "provider_error"),
+                (false, None) => ("the model returned an empty response".to_owned(), "empty_response"),
+            })
         };
         let frame = match terminal {
             Ok(message) => ChatFrame::Done(DoneFrame {
