@@ -10,20 +10,27 @@ use std::time::Instant;
 
 use chatwire::mapper::EventMapper;
 use chatwire::ndjson::encode_frame_into;
+use chatwire::protocol::ChatFrame;
 use chatwire::runtime::event::AgentEvent;
 
 const RECORDING: &str = include_str!("../tests/vectors/pi-rpc/basic_tools.jsonl");
 
 /// What is measured: one event mapped and its frames encoded. Kept out of line so that
 /// `valgrind --tool=callgrind --toggle-collect=map_events::map_and_encode` counts exactly this.
+/// `frames` is the caller's reusable buffer, as in `chatwire map` and the server's run task.
 #[inline(never)]
-fn map_and_encode(mapper: &mut EventMapper, event: AgentEvent, encoded: &mut Vec<u8>) -> u64 {
-    let mut frames = 0;
-    for frame in mapper.map(event) {
+fn map_and_encode(
+    mapper: &mut EventMapper,
+    event: AgentEvent,
+    frames: &mut Vec<ChatFrame>,
+    encoded: &mut Vec<u8>,
+) -> u64 {
+    mapper.map_into(event, frames);
+    let count = frames.len() as u64;
+    for frame in frames.drain(..) {
         encode_frame_into(&frame, encoded);
-        frames += 1;
     }
-    frames
+    count
 }
 
 fn main() {
@@ -47,11 +54,12 @@ fn main() {
         }),
     );
     let mut encoded = Vec::with_capacity(1 << 20);
+    let mut mapped = Vec::new();
     let mut frames = 0_u64;
     let mut bytes = 0_u64;
     let started = Instant::now();
     for event in events.iter().cycle().take(events_wanted) {
-        frames += map_and_encode(&mut mapper, event.clone(), &mut encoded);
+        frames += map_and_encode(&mut mapper, event.clone(), &mut mapped, &mut encoded);
         if encoded.len() > 1 << 19 {
             bytes += encoded.len() as u64;
             encoded.clear();

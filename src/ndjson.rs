@@ -7,15 +7,16 @@
 //! UTF-8 character, because no byte of such a character is `\n`; UTF-8 is
 //! validated per complete line.
 
+mod encode;
+
 use crate::protocol::{ChatFrame, FrameError, validate_frame};
 
 /// Longest line accepted by default: big enough for a `done` frame carrying a long answer.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Appends one frame as one line, ending in `\n`.
+/// Appends one frame as one line, ending in `\n`: the bytes `serde_json::to_writer` writes for it.
 pub fn encode_frame_into(frame: &ChatFrame, out: &mut Vec<u8>) {
-    // Writing derived Serialize impls into a Vec cannot fail: there is no I/O and every map key is a string.
-    serde_json::to_writer(&mut *out, frame).expect("frames always serialize to JSON");
+    encode::frame(frame, out);
     out.push(b'\n');
 }
 

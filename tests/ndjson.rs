@@ -154,3 +154,21 @@ proptest! {
         prop_assert_eq!(decoded, frames);
     }
 }
+
+proptest! {
+    #[test]
+    fn the_encoder_writes_what_serde_json_writes(frame in support::strategies::frame()) {
+        let mut expected = serde_json::to_vec(&frame).expect("frames serialize");
+        expected.push(b'\n');
+        prop_assert_eq!(String::from_utf8(encode_frame(&frame).into_bytes()).unwrap(), String::from_utf8(expected).unwrap());
+    }
+}
+
+#[test]
+fn the_encoder_escapes_every_control_character_as_serde_json_does() {
+    let text: String = (0_u8..0x80).map(char::from).chain(['\u{2028}', '\u{2029}', 'é', '😀']).collect();
+    let frame = delta(&text);
+    let mut expected = serde_json::to_vec(&frame).expect("frames serialize");
+    expected.push(b'\n');
+    assert_eq!(encode_frame(&frame).into_bytes(), expected);
+}

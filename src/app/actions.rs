@@ -156,7 +156,7 @@ mod browser {
     use leptos_router::NavigateOptions;
 
     use super::{ChatActions, Link, Outgoing, skips_ahead};
-    use crate::chat_state::{ChatSnapshot, RunInProgress, apply};
+    use crate::chat_state::{ChatSnapshot, apply};
     use crate::client::{self, ClientError, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
     use crate::protocol::*;
 
@@ -270,19 +270,7 @@ mod browser {
 
     /// The transcript of a session as `GET /api/sessions/{id}` gives it, with its run still open when it is running.
     pub fn snapshot_of(detail: SessionDetail) -> ChatSnapshot {
-        let mut snapshot = ChatSnapshot::default();
-        let running = detail.session.status == SessionStatus::Running;
-        for message in detail.messages.into_iter().chain(detail.pending.clone()) {
-            apply(&mut snapshot, &ChatFrame::Message(MessageFrame { seq: None, message }));
-        }
-        if running && detail.pending.is_some() {
-            // The frames still to come stream into the pending message, which was put last.
-            snapshot.run = Some(RunInProgress { run_id: None, message: snapshot.messages.len() - 1 });
-            snapshot.activity = Some("Working…".into());
-        }
-        snapshot.last_seq = detail.last_seq;
-        snapshot.plan = detail.plan;
-        snapshot
+        ChatSnapshot::from_detail(detail)
     }
 
     pub fn start(actions: ChatActions) {

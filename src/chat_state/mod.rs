@@ -3,8 +3,7 @@
 //! Appends cost O(appended text): messages and parts are found through
 //! indexes, never by cloning or scanning the transcript per frame.
 
-use std::collections::HashMap;
-
+use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use crate::protocol::*;
@@ -23,8 +22,8 @@ pub struct ChatSnapshot {
     pub plan: Option<ChatPlanState>,
     /// The message of the last `error` frame, until the next run starts.
     pub last_error: Option<String>,
-    message_index: HashMap<String, usize>,
-    tool_index: HashMap<String, (usize, usize)>,
+    message_index: FxHashMap<String, usize>,
+    tool_index: FxHashMap<String, (usize, usize)>,
     /// Set by `state{message_start}`: a new model message starts new text and thinking parts,
     /// so the answers of successive turns are not run together.
     new_model_message: bool,
@@ -47,16 +46,40 @@ pub enum Applied {
     Ignored,
 }
 
-/// Placeholder id for an assistant message whose `start` this viewer never saw.
+/// Placeholder id prefix for an assistant message whose `start` this viewer never saw.
 const UNNAMED_ASSISTANT: &str = "pending-assistant";
 
 impl ChatSnapshot {
+    /// The snapshot of `GET /api/sessions/{id}`: its messages, and its `pending` message as the run in progress,
+    /// so that the frames of `events?after=lastSeq` stream into that message rather than a new one.
+    pub fn from_detail(detail: SessionDetail) -> ChatSnapshot {
+        let mut snapshot = ChatSnapshot::default();
+        for message in detail.messages {
+            snapshot.push_message(message);
+        }
+        if let Some(pending) = detail.pending {
+            let index = snapshot.push_message(pending);
+            // The run's `start` is behind `lastSeq`: its id is unknown, and the message already has its real id.
+            snapshot.run = Some(RunInProgress { run_id: None, message: index });
+            snapshot.activity = Some(WORKING.into());
+        }
+        snapshot.last_seq = detail.last_seq;
+        snapshot.plan = detail.plan;
+        snapshot
+    }
+
     pub fn is_running(&self) -> bool {
         self.run.is_some()
     }
 
     pub fn message(&self, id: &str) -> Option<&ChatMessage> {
         self.message_index.get(id).map(|&i| &self.messages[i])
+    }
+
+    /// Lets the server's mapper move a finished run's parts into its `done` frame instead of copying them;
+    /// applying that `done` puts them back.
+    pub fn message_mut(&mut self, id: &str) -> Option<&mut ChatMessage> {
+        self.message_index.get(id).map(|&i| &mut self.messages[i])
     }
 
     fn push_message(&mut self, message: ChatMessage) -> usize {
@@ -70,6 +93,15 @@ impl ChatSnapshot {
         self.messages.push(message);
         self.reindex_tools(index);
         index
+    }
+
+    /// Inserts a new message at `at`, moving the ones after it (in practice only the run's answer) down by one.
+    fn insert_message(&mut self, at: usize, message: ChatMessage) {
+        self.messages.insert(at, message);
+        for index in at..self.messages.len() {
+            self.message_index.insert(self.messages[index].id.clone(), index);
+            self.reindex_tools(index);
+        }
     }
 
     fn reindex_tools(&mut self, message: usize) {
@@ -91,18 +123,18 @@ impl ChatSnapshot {
             let index = run.message;
             // A resumed stream may name the run's message differently from `start.id`; adopt the new name.
             if let Some(id) = message_id
-                && self.messages[index].id == UNNAMED_ASSISTANT
+                && self.messages[index].id.starts_with(UNNAMED_ASSISTANT)
             {
                 self.rename_message(index, id);
             }
             return index;
         }
-        let index = self.push_message(ChatMessage {
-            id: message_id.unwrap_or(UNNAMED_ASSISTANT).to_owned(),
-            role: Role::Assistant,
-            parts: Vec::new(),
-            created_at: None,
-        });
+        // Numbered: a second run whose `start` was missed must not overwrite the first one's message.
+        let id = match message_id {
+            Some(id) => id.to_owned(),
+            None => format!("{UNNAMED_ASSISTANT}-{}", self.messages.len()),
+        };
+        let index = self.push_message(ChatMessage { id, role: Role::Assistant, parts: Vec::new(), created_at: None });
         self.run = Some(RunInProgress { run_id: None, message: index });
         index
     }
@@ -127,7 +159,10 @@ impl ChatSnapshot {
 
     fn upsert_tool(&mut self, message_id: Option<&str>, part: ChatToolPart) {
         if let Some(&(message, part_index)) = self.tool_index.get(&part.tool_call_id) {
-            self.messages[message].parts[part_index] = ChatMessagePart::tool(part);
+            match &mut self.messages[message].parts[part_index] {
+                ChatMessagePart::Tool(existing) => **existing = part,
+                other => *other = ChatMessagePart::tool(part),
+            }
             return;
         }
         let message = self.streaming_target(message_id);
@@ -144,11 +179,15 @@ impl ChatSnapshot {
         }
     }
 
+    /// Nothing waits for a run that has ended: its queue goes with it.
     fn end_run(&mut self) {
         self.run = None;
         self.activity = None;
+        self.queue = QueueFrame::default();
     }
 }
+
+const WORKING: &str = "Working…";
 
 /// Applies one frame. Re-applying a frame whose `seq` is already in the snapshot changes nothing.
 pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
@@ -179,22 +218,16 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             };
             snapshot.run = Some(RunInProgress { run_id: Some(start.run_id.clone()), message: index });
             snapshot.last_error = None;
-            snapshot.activity = Some("Working…".into());
+            snapshot.activity = Some(WORKING.into());
         }
         ChatFrame::Message(MessageFrame { message, .. }) => {
-            // The prompt is logged after `start`; keep the run's assistant message last in the transcript.
+            // The prompt is logged after `start`, steering and follow-ups while the answer streams: the run's
+            // assistant message stays last, where `GET /api/sessions/{id}` puts its `pending` message too.
             match snapshot.run.as_ref().map(|run| run.message) {
-                Some(run_message)
-                    if run_message + 1 == snapshot.messages.len()
-                        && snapshot.messages[run_message].parts.is_empty()
-                        && !snapshot.message_index.contains_key(&message.id) =>
-                {
-                    let assistant = snapshot.messages.pop().expect("the run's message is the last one");
-                    snapshot.message_index.remove(&assistant.id);
-                    snapshot.push_message(message.clone());
-                    let index = snapshot.push_message(assistant);
+                Some(run_message) if !snapshot.message_index.contains_key(&message.id) => {
+                    snapshot.insert_message(run_message, message.clone());
                     if let Some(run) = &mut snapshot.run {
-                        run.message = index;
+                        run.message = run_message + 1;
                     }
                 }
                 Some(_) | None => {
@@ -225,10 +258,10 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             snapshot.activity = match state.state.name {
                 LifecycleName::AgentEnd | LifecycleName::AgentSettled => None,
                 LifecycleName::AgentStart | LifecycleName::TurnStart | LifecycleName::TurnEnd => {
-                    Some(state.state.message.clone().unwrap_or_else(|| "Working…".into()))
+                    Some(state.state.message.clone().unwrap_or_else(|| WORKING.into()))
                 }
                 LifecycleName::MessageStart => Some(state.state.message.clone().unwrap_or_else(|| "Thinking…".into())),
-                LifecycleName::MessageEnd => Some(state.state.message.clone().unwrap_or_else(|| "Working…".into())),
+                LifecycleName::MessageEnd => Some(state.state.message.clone().unwrap_or_else(|| WORKING.into())),
             };
         }
         ChatFrame::Queue(queue) => {
@@ -236,7 +269,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 QueueFrame { seq: None, steering: queue.steering.clone(), follow_up: queue.follow_up.clone() }
         }
         ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some("Compacting context…".into()),
-        ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some("Working…".into()),
+        ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some(WORKING.into()),
         ChatFrame::Retry(RetryFrame::Start(retry)) => {
             snapshot.activity = Some(format!(
                 "Retrying {}/{} in {} s",
@@ -245,7 +278,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 retry.delay_ms.div_ceil(1000)
             ))
         }
-        ChatFrame::Retry(RetryFrame::End(_)) => snapshot.activity = Some("Working…".into()),
+        ChatFrame::Retry(RetryFrame::End(_)) => snapshot.activity = Some(WORKING.into()),
         ChatFrame::Done(done) => {
             let index = match (&snapshot.run, snapshot.message_index.get(&done.message.id)) {
                 (_, Some(&index)) => Some(index),
@@ -263,7 +296,6 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                     snapshot.push_message(done.message.clone());
                 }
             }
-            snapshot.queue = QueueFrame { seq: None, steering: Vec::new(), follow_up: Vec::new() };
             snapshot.end_run();
         }
         ChatFrame::Error(error) => {
@@ -281,6 +313,22 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
     Applied::Changed
 }
 
+/// The value of `key`, inserted as `null` if missing. A tool's arguments have a handful of keys: a scan finds one
+/// faster than hashing the key, and the key is copied only when it is new, not once per delta.
+fn argument_mut<'a>(map: &'a mut Map<String, Value>, key: &str) -> &'a mut Value {
+    const SCANNED: usize = 8;
+    let position = if map.len() <= SCANNED { map.keys().position(|existing| existing == key) } else { None };
+    match position {
+        Some(position) => map.values_mut().nth(position).expect("the key was found at this position"),
+        None => {
+            if !map.contains_key(key) {
+                map.insert(key.to_owned(), Value::Null);
+            }
+            map.get_mut(key).expect("inserted just above")
+        }
+    }
+}
+
 /// Appends `text` to the string at `path` inside a tool's arguments, creating what is missing on the way.
 fn append_at_path(root: &mut Value, path: &[PathSegment], text: &str) {
     let mut node = root;
@@ -291,7 +339,7 @@ fn append_at_path(root: &mut Value, path: &[PathSegment], text: &str) {
                     *node = Value::Object(Map::new());
                 }
                 let Value::Object(map) = node else { unreachable!("made an object just above") };
-                map.entry(key.clone()).or_insert(Value::Null)
+                argument_mut(map, key)
             }
             PathSegment::Index(index) => {
                 if !node.is_array() {

@@ -1,4 +1,6 @@
-//! Table-style tests of the reducer's rules.
+//! The reducer rules of DESIGN.md §6, one table row per rule: the frames applied, then what must hold.
+//!
+//! Each row becomes its own `#[test]`, named after the rule, so a failure names the rule it breaks.
 
 use serde_json::json;
 
@@ -16,183 +18,342 @@ fn start(seq: Seq, id: &str) -> ChatFrame {
     })
 }
 
+fn user_message(id: &str, text: &str) -> ChatMessage {
+    ChatMessage { id: id.into(), role: Role::User, parts: vec![ChatMessagePart::text(text)], created_at: None }
+}
+
 fn user(seq: Seq, text: &str) -> ChatFrame {
-    ChatFrame::Message(MessageFrame {
-        seq: Some(seq),
-        message: ChatMessage {
-            id: format!("u{seq}"),
-            role: Role::User,
-            parts: vec![ChatMessagePart::text(text)],
-            created_at: None,
-        },
-    })
+    ChatFrame::Message(MessageFrame { seq: Some(seq), message: user_message(&format!("u{seq}"), text) })
 }
 
 fn delta(seq: Seq, text: &str) -> ChatFrame {
     ChatFrame::Delta(DeltaFrame { seq: Some(seq), text: text.into(), message_id: None })
 }
 
+fn delta_in(seq: Seq, message_id: &str, text: &str) -> ChatFrame {
+    ChatFrame::Delta(DeltaFrame { seq: Some(seq), text: text.into(), message_id: Some(message_id.into()) })
+}
+
 fn thinking(seq: Seq, text: &str) -> ChatFrame {
     ChatFrame::Thinking(ThinkingFrame { seq: Some(seq), text: text.into(), message_id: None })
 }
 
-fn run(frames: &[ChatFrame]) -> ChatSnapshot {
-    let mut snapshot = ChatSnapshot::default();
+fn lifecycle(seq: Seq, name: LifecycleName) -> ChatFrame {
+    ChatFrame::State(StateFrame { seq: Some(seq), state: Lifecycle { name, message: None } })
+}
+
+fn tool(seq: Seq, call_id: &str, state: ToolState, input: Option<serde_json::Value>) -> ChatFrame {
+    let mut part = ChatToolPart::new("Bash", call_id, state);
+    part.input = input;
+    ChatFrame::Tool(ToolFrame { seq: Some(seq), part, message_id: None })
+}
+
+fn draft(seq: Seq, call_id: &str) -> ChatFrame {
+    ChatFrame::ToolDraft(ToolDraftFrame {
+        seq: Some(seq),
+        tool_call_id: call_id.into(),
+        tool_name: "Write".into(),
+        index: 0,
+        message_id: None,
+    })
+}
+
+fn args(seq: Seq, call_id: &str, path: Vec<PathSegment>, text: &str) -> ChatFrame {
+    ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
+        seq: Some(seq),
+        tool_call_id: call_id.into(),
+        path,
+        text: text.into(),
+        message_id: None,
+    })
+}
+
+fn key(name: &str) -> PathSegment {
+    PathSegment::Key(name.into())
+}
+
+fn done(seq: Seq, message: ChatMessage) -> ChatFrame {
+    ChatFrame::Done(DoneFrame {
+        seq: Some(seq),
+        run_id: "run-1".into(),
+        message,
+        session_id: "s".into(),
+        session_file: None,
+        session_reset: None,
+    })
+}
+
+fn queue(seq: Seq, steering: &[&str], follow_up: &[&str]) -> ChatFrame {
+    ChatFrame::Queue(QueueFrame {
+        seq: Some(seq),
+        steering: steering.iter().map(|s| s.to_string()).collect(),
+        follow_up: follow_up.iter().map(|s| s.to_string()).collect(),
+    })
+}
+
+fn error(seq: Seq, message: &str) -> ChatFrame {
+    ChatFrame::Error(ErrorFrame { seq: Some(seq), message: message.into(), run_id: None, code: None })
+}
+
+fn text(text: &str) -> ChatMessagePart {
+    ChatMessagePart::text(text)
+}
+
+fn kinds(message: &ChatMessage) -> Vec<String> {
+    message.parts.iter().map(|part| part.type_name().into_owned()).collect()
+}
+
+fn ids(snapshot: &ChatSnapshot) -> Vec<&str> {
+    snapshot.messages.iter().map(|message| message.id.as_str()).collect()
+}
+
+fn reduce(snapshot: &mut ChatSnapshot, frames: &[ChatFrame]) {
     for frame in frames {
-        apply(&mut snapshot, frame);
+        apply(snapshot, frame);
     }
-    snapshot
 }
 
-#[test]
-fn prompt_then_streamed_text_makes_user_then_assistant_message() {
-    let snapshot = run(&[start(1, "a1"), user(2, "hi"), delta(3, "Hel"), delta(4, "lo")]);
-    assert_eq!(snapshot.messages.len(), 2);
-    assert_eq!(snapshot.messages[0].role, Role::User);
-    assert_eq!(snapshot.messages[1].id, "a1");
-    assert_eq!(snapshot.messages[1].parts, vec![ChatMessagePart::text("Hello")]);
-    assert!(snapshot.is_running());
-}
-
-#[test]
-fn text_after_a_tool_opens_a_new_part_and_thinking_stays_separate() {
-    let mut part = ChatToolPart::new("Bash", "c1", ToolState::InputAvailable);
-    part.input = Some(json!({"command": "ls"}));
-    let snapshot = run(&[
-        start(1, "a1"),
-        thinking(2, "hmm"),
-        delta(3, "A"),
-        ChatFrame::Tool(ToolFrame { seq: Some(4), part, message_id: None }),
-        delta(5, "B"),
-    ]);
-    let kinds: Vec<_> = snapshot.messages[0].parts.iter().map(|p| p.type_name().into_owned()).collect();
-    assert_eq!(kinds, ["thinking", "text", "tool-Bash", "text"]);
-}
-
-#[test]
-fn args_deltas_grow_the_draft_input_at_their_path() {
-    let snapshot = run(&[
-        start(1, "a1"),
-        ChatFrame::ToolDraft(ToolDraftFrame {
-            seq: Some(2),
-            tool_call_id: "c1".into(),
-            tool_name: "Write".into(),
-            index: 0,
-            message_id: None,
-        }),
-        ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
-            seq: Some(3),
-            tool_call_id: "c1".into(),
-            path: vec![PathSegment::Key("content".into())],
-            text: "fn ".into(),
-            message_id: None,
-        }),
-        ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
-            seq: Some(4),
-            tool_call_id: "c1".into(),
-            path: vec![PathSegment::Key("content".into())],
-            text: "main".into(),
-            message_id: None,
-        }),
-    ]);
-    let tool = snapshot.messages[0].parts[0].as_tool().unwrap();
-    assert_eq!(tool.state, ToolState::InputStreaming);
-    assert_eq!(tool.input, Some(json!({"content": "fn main"})));
-}
-
-#[test]
-fn already_seen_seq_changes_nothing() {
-    let mut snapshot = run(&[start(1, "a1"), delta(2, "x")]);
-    let before = snapshot.clone();
-    assert_eq!(apply(&mut snapshot, &delta(2, "x")), Applied::AlreadySeen);
-    assert_eq!(snapshot, before);
-}
-
-#[test]
-fn a_resumed_stream_without_start_lands_on_the_named_message() {
-    let mut snapshot = run(&[]);
-    apply(
-        &mut snapshot,
-        &ChatFrame::Delta(DeltaFrame { seq: Some(7), text: "par".into(), message_id: Some("a9".into()) }),
-    );
-    apply(&mut snapshot, &delta(8, "tial"));
-    assert_eq!(snapshot.messages.len(), 1);
-    assert_eq!(snapshot.messages[0].id, "a9");
-    assert_eq!(snapshot.messages[0].parts, vec![ChatMessagePart::text("partial")]);
-}
-
-#[test]
-fn done_replaces_the_streamed_message_and_ends_the_run() {
-    let final_message = ChatMessage {
-        id: "a1".into(),
-        role: Role::Assistant,
-        parts: vec![ChatMessagePart::text("Hello!")],
-        created_at: Some(5),
+/// One `#[test]` per row: `name: initial snapshot, frames => |snapshot| checks`.
+macro_rules! rules {
+    ($($rule:ident: $initial:expr, [$($frame:expr),* $(,)?] => |$snapshot:ident| $check:block)*) => {
+        $(
+            #[test]
+            fn $rule() {
+                let mut $snapshot: ChatSnapshot = $initial;
+                reduce(&mut $snapshot, &[$($frame),*]);
+                $check
+            }
+        )*
     };
-    let snapshot = run(&[
-        start(1, "a1"),
-        user(2, "hi"),
-        delta(3, "Hello"),
-        ChatFrame::Done(DoneFrame {
-            seq: Some(4),
-            run_id: "run-1".into(),
-            message: final_message.clone(),
-            session_id: "s".into(),
-            session_file: None,
-            session_reset: None,
-        }),
-    ]);
-    assert_eq!(snapshot.messages[1], final_message);
-    assert!(!snapshot.is_running());
-    assert_eq!(snapshot.activity, None);
+}
+
+fn empty() -> ChatSnapshot {
+    ChatSnapshot::default()
+}
+
+rules! {
+    // "It reconciles the in-flight assistant message id: frames may name a messageId different from start.id …"
+    frames_naming_another_message_id_stream_into_the_run_and_done_takes_the_final_id:
+        empty(), [start(1, "a1"), delta_in(2, "m7", "Hel"), delta_in(3, "m7", "lo"), done(4, ChatMessage {
+            id: "m7".into(), role: Role::Assistant, parts: vec![text("Hello")], created_at: None,
+        })] => |s| {
+        assert_eq!(ids(&s), ["m7"]);
+        assert_eq!(s.messages[0].parts, [text("Hello")]);
+        assert!(s.message("a1").is_none());
+    }
+
+    // "… frames may arrive before start on a resumed stream."
+    frames_before_start_land_on_the_message_start_then_names:
+        empty(), [delta(7, "par"), thinking(8, "hm"), start(9, "a1"), delta(10, "x")] => |s| {
+        assert_eq!(ids(&s), ["a1"]);
+        assert_eq!(kinds(&s.messages[0]), ["text", "thinking", "text"]);
+        assert_eq!(s.run.as_ref().and_then(|run| run.run_id.as_deref()), Some("run-1"));
+    }
+
+    frames_before_start_naming_a_message_id_adopt_that_id:
+        empty(), [delta_in(7, "a9", "par"), delta(8, "tial")] => |s| {
+        assert_eq!(ids(&s), ["a9"]);
+        assert_eq!(s.messages[0].parts, [text("partial")]);
+        assert!(s.is_running());
+    }
+
+    two_runs_whose_start_was_missed_keep_two_messages:
+        empty(), [delta(5, "one"), error(6, "boom"), delta(7, "two")] => |s| {
+        assert_eq!(s.messages.len(), 2);
+        assert_ne!(s.messages[0].id, s.messages[1].id);
+        assert_eq!(s.messages[1].parts, [text("two")]);
+    }
+
+    a_resumed_snapshot_streams_into_its_pending_message:
+        ChatSnapshot::from_detail(SessionDetail {
+            session: SessionSummary {
+                session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
+                created_at: 1, updated_at: 2, message_count: 2, last_seq: 4,
+            },
+            messages: vec![user_message("u1", "hi")],
+            last_seq: 4,
+            pending: Some(ChatMessage {
+                id: "a1".into(), role: Role::Assistant, parts: vec![text("Hel")], created_at: None,
+            }),
+            plan: None,
+        }), [delta(4, "stale"), delta(5, "lo")] => |s| {
+        assert_eq!(ids(&s), ["u1", "a1"]);
+        assert_eq!(s.messages[1].parts, [text("Hello")]);
+        assert!(s.is_running());
+    }
+
+    // "… adds message frames' messages to the transcript"
+    message_frames_join_the_transcript_before_the_runs_empty_answer:
+        empty(), [start(1, "a1"), user(2, "hi"), delta(3, "Hello")] => |s| {
+        assert_eq!(ids(&s), ["u2", "a1"]);
+        assert_eq!(s.messages[0].role, Role::User);
+        assert_eq!(s.messages[1].parts, [text("Hello")]);
+    }
+
+    // The run's answer stays last, as the `pending` message of a resumed session does.
+    message_frames_during_a_run_join_before_its_answer:
+        empty(), [start(1, "a1"), user(2, "hi"), delta(3, "Hel"), user(4, "steer"), delta(5, "lo"),
+                  tool(6, "c1", ToolState::InputAvailable, None), tool(7, "c1", ToolState::OutputAvailable, None)]
+        => |s| {
+        assert_eq!(ids(&s), ["u2", "u4", "a1"]);
+        assert_eq!(kinds(&s.messages[2]), ["text", "tool-Bash"]);
+        assert_eq!(s.messages[2].parts[1].as_tool().map(|t| t.state), Some(ToolState::OutputAvailable));
+        assert!(s.messages[1].parts.iter().all(|part| part.as_tool().is_none()));
+    }
+
+    // "… appends delta and thinking text to the last part of that kind"
+    delta_appends_to_the_last_text_part:
+        empty(), [start(1, "a1"), delta(2, "Hel"), delta(3, "lo")] => |s| {
+        assert_eq!(s.messages[0].parts, [text("Hello")]);
+    }
+
+    thinking_appends_to_the_last_thinking_part:
+        empty(), [start(1, "a1"), thinking(2, "hm"), thinking(3, "m")] => |s| {
+        assert_eq!(s.messages[0].parts, [ChatMessagePart::thinking("hmm")]);
+    }
+
+    text_and_thinking_keep_the_order_they_happened_in:
+        empty(), [start(1, "a1"), thinking(2, "a"), delta(3, "b"), thinking(4, "c")] => |s| {
+        assert_eq!(kinds(&s.messages[0]), ["thinking", "text", "thinking"]);
+    }
+
+    // "… (or opens a new one after a tool part)"
+    text_after_a_tool_part_opens_a_new_part:
+        empty(), [start(1, "a1"), delta(2, "A"), tool(3, "c1", ToolState::InputAvailable, None), delta(4, "B"),
+                  thinking(5, "t"), tool(6, "c2", ToolState::InputAvailable, None), thinking(7, "u")] => |s| {
+        assert_eq!(kinds(&s.messages[0]), ["text", "tool-Bash", "text", "thinking", "tool-Bash", "thinking"]);
+    }
+
+    each_model_message_starts_its_own_text_part:
+        empty(), [start(1, "a1"), delta(2, "first."), lifecycle(3, LifecycleName::MessageStart), delta(4, "second")]
+        => |s| {
+        assert_eq!(s.messages[0].parts, [text("first."), text("second")]);
+    }
+
+    // "… upserts tool parts by toolCallId"
+    tool_frames_upsert_their_part_by_tool_call_id:
+        empty(), [start(1, "a1"), tool(2, "c1", ToolState::InputAvailable, Some(json!({"command": "ls"}))),
+                  delta(3, "x"), tool(4, "c1", ToolState::OutputAvailable, Some(json!({"command": "ls"})))] => |s| {
+        assert_eq!(kinds(&s.messages[0]), ["tool-Bash", "text"]);
+        assert_eq!(s.messages[0].parts[0].as_tool().map(|t| t.state), Some(ToolState::OutputAvailable));
+    }
+
+    tool_draft_opens_a_streaming_row_once:
+        empty(), [start(1, "a1"), draft(2, "c1"), draft(3, "c1")] => |s| {
+        assert_eq!(kinds(&s.messages[0]), ["tool-Write"]);
+        let tool = s.messages[0].parts[0].as_tool().expect("a tool part");
+        assert_eq!((tool.state, tool.index), (ToolState::InputStreaming, Some(0)));
+    }
+
+    // "… applies tool_args_delta to the draft's input at path"
+    tool_args_delta_grows_the_draft_input_at_its_path:
+        empty(), [start(1, "a1"), draft(2, "c1"), args(3, "c1", vec![key("content")], "fn "),
+                  args(4, "c1", vec![key("content")], "main"), args(5, "c1", vec![key("edits"), PathSegment::Index(0),
+                  key("old")], "a"), args(6, "c1", vec![key("edits"), PathSegment::Index(0), key("old")], "b")] => |s| {
+        let tool = s.messages[0].parts[0].as_tool().expect("a tool part");
+        assert_eq!(tool.input, Some(json!({"content": "fn main", "edits": [{"old": "ab"}]})));
+    }
+
+    tool_args_delta_for_an_unknown_call_changes_nothing_but_seq:
+        empty(), [start(1, "a1"), args(2, "nope", vec![key("content")], "x")] => |s| {
+        assert!(s.messages[0].parts.is_empty());
+        assert_eq!(s.last_seq, 2);
+    }
+
+    // "… sets the activity label from state, compaction and retry frames"
+    state_frames_set_the_activity_label:
+        empty(), [start(1, "a1"), lifecycle(2, LifecycleName::MessageStart)] => |s| {
+        assert_eq!(s.activity.as_deref(), Some("Thinking…"));
+        let mut s = s;
+        apply(&mut s, &lifecycle(3, LifecycleName::AgentEnd));
+        assert_eq!(s.activity, None);
+    }
+
+    compaction_frames_set_the_activity_label:
+        empty(), [start(1, "a1"), ChatFrame::Compaction(CompactionFrame::Start(CompactionStart {
+            seq: Some(2), reason: CompactionReason::Threshold,
+        }))] => |s| {
+        assert_eq!(s.activity.as_deref(), Some("Compacting context…"));
+    }
+
+    retry_frames_set_the_activity_label:
+        empty(), [start(1, "a1"), ChatFrame::Retry(RetryFrame::Start(RetryStart {
+            seq: Some(2), attempt: 2, max_attempts: 3, delay_ms: 3500, error_message: "503".into(),
+        }))] => |s| {
+        assert_eq!(s.activity.as_deref(), Some("Retrying 2/3 in 4 s"));
+    }
+
+    // "… replaces the queue on queue"
+    queue_frames_replace_the_whole_queue:
+        empty(), [start(1, "a1"), queue(2, &["a", "b"], &["c"]), queue(3, &["b"], &[])] => |s| {
+        assert_eq!(s.queue.steering, ["b"]);
+        assert!(s.queue.follow_up.is_empty());
+    }
+
+    // "… merges the final message on done"
+    done_merges_the_final_message_and_ends_the_run:
+        empty(), [start(1, "a1"), user(2, "hi"), delta(3, "Hello"), tool(4, "c1", ToolState::InputAvailable, None),
+                  done(5, ChatMessage {
+                      id: "a1".into(), role: Role::Assistant, created_at: Some(5),
+                      parts: vec![text("Hello!"), ChatMessagePart::tool(ChatToolPart::new(
+                          "Bash", "c1", ToolState::OutputAvailable))],
+                  }), tool(6, "c1", ToolState::OutputError, None)] => |s| {
+        assert_eq!(ids(&s), ["u2", "a1"]);
+        assert_eq!(s.messages[1].parts[0], text("Hello!"));
+        assert_eq!(s.messages[1].created_at, Some(5));
+        // The tool index follows the final message's parts: a later upsert lands on the same row.
+        assert_eq!(kinds(&s.messages[1]), ["text", "tool-Bash"]);
+        assert!(!s.is_running());
+        assert_eq!(s.activity, None);
+    }
+
+    done_clears_the_queue:
+        empty(), [start(1, "a1"), queue(2, &["a"], &[]), done(3, ChatMessage {
+            id: "a1".into(), role: Role::Assistant, parts: vec![text("ok")], created_at: None,
+        })] => |s| {
+        assert!(s.queue.steering.is_empty());
+    }
+
+    // "… and records error."
+    error_frames_are_recorded_as_a_visible_error_part_and_end_the_run:
+        empty(), [start(1, "a1"), delta(2, "partial"), error(3, "boom")] => |s| {
+        assert_eq!(s.messages[0].parts, [text("partial"), ChatMessagePart::Error(ErrorPart {
+            title: None, message: "boom".into(),
+        })]);
+        assert_eq!(s.last_error.as_deref(), Some("boom"));
+        assert!(!s.is_running());
+    }
+
+    error_frames_clear_the_queue:
+        empty(), [start(1, "a1"), queue(2, &["a"], &["b"]), error(3, "boom")] => |s| {
+        assert!(s.queue.steering.is_empty() && s.queue.follow_up.is_empty());
+    }
+
+    a_new_start_clears_the_last_error:
+        empty(), [error(1, "refused"), start(2, "a1")] => |s| {
+        assert_eq!(s.last_error, None);
+        assert!(s.is_running());
+    }
+
+    // "… re-applying an already-seen seq is a no-op."
+    an_already_seen_seq_changes_nothing:
+        empty(), [start(1, "a1"), delta(2, "x"), delta(2, "x"), delta(1, "y"), queue(2, &["q"], &[])] => |s| {
+        assert_eq!(s.messages[0].parts, [text("x")]);
+        assert!(s.queue.steering.is_empty());
+        assert_eq!(s.last_seq, 2);
+    }
+
+    ping_changes_nothing:
+        empty(), [start(1, "a1"), ChatFrame::Ping] => |s| {
+        assert_eq!(s.last_seq, 1);
+        assert_eq!(ids(&s), ["a1"]);
+    }
 }
 
 #[test]
-fn error_frame_becomes_a_visible_error_part_and_ends_the_run() {
-    let snapshot = run(&[
-        start(1, "a1"),
-        ChatFrame::Error(ErrorFrame { seq: Some(2), message: "boom".into(), run_id: None, code: None }),
-    ]);
-    assert_eq!(
-        snapshot.messages[0].parts,
-        vec![ChatMessagePart::Error(ErrorPart { title: None, message: "boom".into() })]
-    );
-    assert_eq!(snapshot.last_error.as_deref(), Some("boom"));
-    assert!(!snapshot.is_running());
-}
-
-#[test]
-fn retry_and_compaction_set_the_activity_line() {
-    let snapshot = run(&[
-        start(1, "a1"),
-        ChatFrame::Retry(RetryFrame::Start(RetryStart {
-            seq: Some(2),
-            attempt: 2,
-            max_attempts: 3,
-            delay_ms: 3500,
-            error_message: "503".into(),
-        })),
-    ]);
-    assert_eq!(snapshot.activity.as_deref(), Some("Retrying 2/3 in 4 s"));
-    let snapshot = run(&[
-        start(1, "a1"),
-        ChatFrame::Compaction(CompactionFrame::Start(CompactionStart {
-            seq: Some(2),
-            reason: CompactionReason::Threshold,
-        })),
-    ]);
-    assert_eq!(snapshot.activity.as_deref(), Some("Compacting context…"));
-}
-
-#[test]
-fn each_model_message_starts_its_own_text_part() {
-    let message_start = ChatFrame::State(StateFrame {
-        seq: Some(3),
-        state: Lifecycle { name: LifecycleName::MessageStart, message: None },
-    });
-    let snapshot = run(&[start(1, "a1"), delta(2, "first answer."), message_start, delta(4, "second")]);
-    assert_eq!(
-        snapshot.messages[0].parts,
-        vec![ChatMessagePart::text("first answer."), ChatMessagePart::text("second")]
-    );
+fn apply_says_what_it_did() {
+    let mut snapshot = ChatSnapshot::default();
+    assert_eq!(apply(&mut snapshot, &start(1, "a1")), Applied::Changed);
+    assert_eq!(apply(&mut snapshot, &start(1, "a1")), Applied::AlreadySeen);
+    assert_eq!(apply(&mut snapshot, &ChatFrame::Ping), Applied::Ignored);
 }

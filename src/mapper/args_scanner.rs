@@ -56,6 +56,9 @@ pub struct ArgsScanner {
     high_surrogate: Option<u32>,
     /// True when the next value in the current container is expected (not a separator).
     awaiting_value: bool,
+    /// Index in this feed's output of the piece the string being read extends, once known: the path is compared
+    /// once per string and fragment, not once per character.
+    open_piece: Option<usize>,
 }
 
 impl Default for ArgsScanner {
@@ -67,6 +70,7 @@ impl Default for ArgsScanner {
             escape: Escape::None,
             high_surrogate: None,
             awaiting_value: true,
+            open_piece: None,
         }
     }
 }
@@ -79,13 +83,19 @@ impl ArgsScanner {
     /// Scans one fragment; returns the string-argument text it added, one entry per run of text on the same path.
     pub fn feed(&mut self, fragment: &str) -> Vec<ArgsText> {
         let mut out: Vec<ArgsText> = Vec::new();
+        self.feed_into(fragment, &mut out);
+        out
+    }
+
+    /// Like `feed`, appending to `out`.
+    pub fn feed_into(&mut self, fragment: &str, out: &mut Vec<ArgsText>) {
+        self.open_piece = None;
         for ch in fragment.chars() {
             match self.string {
-                Some(role) => self.string_char(ch, role, &mut out),
+                Some(role) => self.string_char(ch, role, out),
                 None => self.structure_char(ch),
             }
         }
-        out
     }
 
     fn path(&self) -> Vec<PathSegment> {
@@ -141,6 +151,7 @@ impl ArgsScanner {
                 '"' => {
                     self.flush_surrogate(role, out);
                     self.string = None;
+                    self.open_piece = None;
                     match role {
                         StringRole::Key => {
                             if let Some(Container::Object { key }) = self.stack.last_mut() {
@@ -222,9 +233,15 @@ impl ArgsScanner {
     fn emit(&mut self, role: StringRole, ch: char, out: &mut Vec<ArgsText>) {
         match role {
             StringRole::Key => self.key_buffer.push(ch),
-            StringRole::Value => match out.last_mut() {
-                Some(last) if self.path_matches(&last.path) => last.text.push(ch),
-                _ => out.push(ArgsText { path: self.path(), text: ch.to_string() }),
+            StringRole::Value => match self.open_piece {
+                Some(piece) => out[piece].text.push(ch),
+                None => {
+                    match out.last_mut() {
+                        Some(last) if self.path_matches(&last.path) => last.text.push(ch),
+                        _ => out.push(ArgsText { path: self.path(), text: ch.to_string() }),
+                    }
+                    self.open_piece = Some(out.len() - 1);
+                }
             },
         }
     }

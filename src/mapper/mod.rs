@@ -11,7 +11,9 @@ mod args_scanner;
 mod replay;
 mod tool_output;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 
 use serde_json::{Map, Value};
 
@@ -67,13 +69,13 @@ struct RunState {
     stopped_at_length: bool,
     /// The provider error of the latest attempt, if it failed.
     provider_error: Option<String>,
-    tools: HashMap<String, ToolTrack>,
+    tools: FxHashMap<String, ToolTrack>,
     /// Tool calls in arrival order, to close unfinished ones in a stable order.
     tool_order: Vec<String>,
     /// `contentIndex` → tool call id, for the model message being streamed.
-    content_tools: HashMap<usize, String>,
+    content_tools: FxHashMap<usize, String>,
     tool_calls_in_message: u32,
-    scanners: HashMap<String, ArgsScanner>,
+    scanners: FxHashMap<String, ArgsScanner>,
 }
 
 pub struct EventMapper {
@@ -83,6 +85,8 @@ pub struct EventMapper {
     snapshot: ChatSnapshot,
     run: Option<RunState>,
     stats: MapperStats,
+    /// Reused for every `toolcall_delta`, so that scanning a fragment allocates only the frames it yields.
+    args_pieces: Vec<ArgsText>,
 }
 
 const INTERRUPTED_TOOL: &str = "the run ended before this tool finished";
@@ -98,6 +102,7 @@ impl EventMapper {
             snapshot: ChatSnapshot::default(),
             run: None,
             stats: MapperStats::default(),
+            args_pieces: Vec::new(),
         }
     }
 
@@ -152,8 +157,14 @@ impl EventMapper {
 
     /// Maps one event to the frames a viewer of the session receives.
     pub fn map(&mut self, event: AgentEvent) -> Vec<ChatFrame> {
-        self.stats.events += 1;
         let mut out = Vec::new();
+        self.map_into(event, &mut out);
+        out
+    }
+
+    /// Like `map`, appending the frames to `out`: a caller that encodes them right away reuses one buffer.
+    pub fn map_into(&mut self, event: AgentEvent, out: &mut Vec<ChatFrame>) {
+        self.stats.events += 1;
         match event {
             AgentEvent::AgentStart => {
                 let continues = self.run.as_ref().is_some_and(|run| !run.awaiting_settle || run.retry_pending);
@@ -163,47 +174,47 @@ impl EventMapper {
                 let run = self.run_mut();
                 run.agent_active = true;
                 run.awaiting_settle = false;
-                self.emit(lifecycle(LifecycleName::AgentStart, None), &mut out);
+                self.emit(lifecycle(LifecycleName::AgentStart, None), out);
             }
             AgentEvent::AgentEnd => {
                 if let Some(run) = self.run.as_mut() {
                     run.agent_active = false;
                     run.awaiting_settle = true;
-                    self.emit(lifecycle(LifecycleName::AgentEnd, None), &mut out);
+                    self.emit(lifecycle(LifecycleName::AgentEnd, None), out);
                 } else {
                     self.stats.ignored += 1;
                 }
             }
             AgentEvent::AgentSettled => out.extend(self.settle()),
-            AgentEvent::TurnStart => self.in_run(lifecycle(LifecycleName::TurnStart, None), &mut out),
-            AgentEvent::TurnEnd => self.in_run(lifecycle(LifecycleName::TurnEnd, None), &mut out),
-            AgentEvent::MessageStart(message) => self.message_start(message, &mut out),
-            AgentEvent::MessageEnd(message) => self.message_end(message, &mut out),
-            AgentEvent::MessageUpdate(update) => self.message_update(update, &mut out),
+            AgentEvent::TurnStart => self.in_run(lifecycle(LifecycleName::TurnStart, None), out),
+            AgentEvent::TurnEnd => self.in_run(lifecycle(LifecycleName::TurnEnd, None), out),
+            AgentEvent::MessageStart(message) => self.message_start(message, out),
+            AgentEvent::MessageEnd(message) => self.message_end(message, out),
+            AgentEvent::MessageUpdate(update) => self.message_update(update, out),
             AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
-                self.ensure_run(&mut out);
+                self.ensure_run(out);
                 let track = self.track_tool(&tool_call_id, &tool_name);
                 let unchanged = track.state == ToolState::InputAvailable && track.input.as_ref() == Some(&args);
                 if !unchanged {
-                    self.tool_frame(&tool_call_id, ToolState::InputAvailable, non_null(args), None, None, &mut out);
+                    self.tool_frame(&tool_call_id, ToolState::InputAvailable, non_null(args), None, None, out);
                 }
             }
             AgentEvent::ToolApprovalRequest { tool_call_id, tool_name, args } => {
-                self.ensure_run(&mut out);
+                self.ensure_run(out);
                 self.track_tool(&tool_call_id, &tool_name);
-                self.tool_frame(&tool_call_id, ToolState::ApprovalRequested, non_null(args), None, None, &mut out);
+                self.tool_frame(&tool_call_id, ToolState::ApprovalRequested, non_null(args), None, None, out);
             }
             AgentEvent::ToolApprovalEnd { tool_call_id, tool_name, approved } => {
-                self.ensure_run(&mut out);
+                self.ensure_run(out);
                 self.track_tool(&tool_call_id, &tool_name);
                 // An approved call goes on to `tool_execution_start`, which shows it running.
                 if !approved {
                     let denied = Some(DENIED_TOOL.to_owned());
-                    self.tool_frame(&tool_call_id, ToolState::OutputDenied, None, None, denied, &mut out);
+                    self.tool_frame(&tool_call_id, ToolState::OutputDenied, None, None, denied, out);
                 }
             }
             AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
-                self.ensure_run(&mut out);
+                self.ensure_run(out);
                 let track = self.track_tool(&tool_call_id, &tool_name).clone();
                 let input = non_null(args).or(track.input);
                 let output = normalize_output(
@@ -213,15 +224,15 @@ impl EventMapper {
                     false,
                     false,
                 );
-                self.tool_frame(&tool_call_id, ToolState::InputAvailable, input, Some(output), None, &mut out);
+                self.tool_frame(&tool_call_id, ToolState::InputAvailable, input, Some(output), None, out);
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error } => {
-                self.ensure_run(&mut out);
+                self.ensure_run(out);
                 let track = self.track_tool(&tool_call_id, &tool_name).clone();
-                self.finish_tool(&tool_call_id, track, &result, is_error, &mut out);
+                self.finish_tool(&tool_call_id, track, &result, is_error, out);
             }
             AgentEvent::QueueUpdate { steering, follow_up } => {
-                self.emit(ChatFrame::Queue(QueueFrame { seq: None, steering, follow_up }), &mut out)
+                self.emit(ChatFrame::Queue(QueueFrame { seq: None, steering, follow_up }), out)
             }
             AgentEvent::CompactionStart { reason } => {
                 // A manual compaction happens between runs: the one that just ended is over.
@@ -229,11 +240,11 @@ impl EventMapper {
                     out.extend(self.settle());
                 }
                 let frame = ChatFrame::Compaction(CompactionFrame::Start(CompactionStart { seq: None, reason }));
-                self.emit(frame, &mut out);
+                self.emit(frame, out);
             }
             AgentEvent::CompactionEnd { reason, aborted, will_retry, error_message } => {
                 let end = CompactionEnd { seq: None, reason, aborted, will_retry, error_message };
-                self.emit(ChatFrame::Compaction(CompactionFrame::End(end)), &mut out);
+                self.emit(ChatFrame::Compaction(CompactionFrame::End(end)), out);
             }
             AgentEvent::AutoRetryStart { attempt, max_attempts, delay_ms, error_message } => {
                 if let Some(run) = self.run.as_mut() {
@@ -243,11 +254,11 @@ impl EventMapper {
                     run.provider_error = None;
                 }
                 let start = RetryStart { seq: None, attempt, max_attempts, delay_ms, error_message };
-                self.emit(ChatFrame::Retry(RetryFrame::Start(start)), &mut out);
+                self.emit(ChatFrame::Retry(RetryFrame::Start(start)), out);
             }
             AgentEvent::AutoRetryEnd { success, attempt, final_error } => {
                 let end = RetryEnd { seq: None, success, attempt, final_error: final_error.clone() };
-                self.emit(ChatFrame::Retry(RetryFrame::End(end)), &mut out);
+                self.emit(ChatFrame::Retry(RetryFrame::End(end)), out);
                 if let Some(run) = self.run.as_mut() {
                     run.retry_pending = false;
                     if !success {
@@ -258,7 +269,7 @@ impl EventMapper {
                     }
                 }
             }
-            AgentEvent::ExtensionUiRequest(request) => self.ui_request(request, &mut out),
+            AgentEvent::ExtensionUiRequest(request) => self.ui_request(request, out),
             AgentEvent::Response(_) => {
                 // A command answered while the agent is idle: nothing more is coming for the run that ended.
                 if self.run.as_ref().is_some_and(|run| run.awaiting_settle && !run.retry_pending) {
@@ -268,7 +279,6 @@ impl EventMapper {
             AgentEvent::Ignored(_) => self.stats.ignored += 1,
             AgentEvent::Unknown(kind) => *self.stats.unknown.entry(kind).or_default() += 1,
         }
-        out
     }
 
     fn run_mut(&mut self) -> &mut RunState {
@@ -375,17 +385,28 @@ impl EventMapper {
                         return;
                     }
                 };
-                let pieces = self.run_mut().scanners.entry(id.clone()).or_default().feed(&delta);
-                for piece in pieces {
+                let mut pieces = std::mem::take(&mut self.args_pieces);
+                let run = self.run_mut();
+                match run.scanners.get_mut(&id) {
+                    Some(scanner) => scanner.feed_into(&delta, &mut pieces),
+                    None => run.scanners.entry(id.clone()).or_default().feed_into(&delta, &mut pieces),
+                }
+                let last = pieces.len().saturating_sub(1);
+                let mut id = Some(id);
+                for (i, piece) in pieces.drain(..).enumerate() {
+                    // The last frame takes the id itself; the others get copies.
+                    let tool_call_id =
+                        if i == last { id.take().unwrap_or_default() } else { id.clone().unwrap_or_default() };
                     let frame = ToolArgsDeltaFrame {
                         seq: None,
-                        tool_call_id: id.clone(),
+                        tool_call_id,
                         path: piece.path,
                         text: piece.text,
                         message_id: None,
                     };
                     self.emit(ChatFrame::ToolArgsDelta(frame), out);
                 }
+                self.args_pieces = pieces;
             }
             AssistantMessageEvent::ToolcallEnd { content_index, call } => {
                 let header = ToolCallHeader { id: call.id.clone(), name: call.name.clone() };
@@ -560,37 +581,46 @@ impl EventMapper {
         }
         self.emit(lifecycle(LifecycleName::AgentSettled, None), &mut out);
         let run = self.run.take().expect("checked above");
-        let message = self.snapshot.message(&run.message_id).cloned().unwrap_or_else(|| ChatMessage {
-            id: run.message_id.clone(),
-            role: Role::Assistant,
-            parts: Vec::new(),
-            created_at: None,
-        });
+        // The parts move into `done`, whose reduction puts them back; an `error` ending gives them back first.
+        let message = match self.snapshot.message_mut(&run.message_id) {
+            Some(streamed) => ChatMessage {
+                id: streamed.id.clone(),
+                role: streamed.role,
+                parts: std::mem::take(&mut streamed.parts),
+                created_at: streamed.created_at,
+            },
+            None => {
+                ChatMessage { id: run.message_id.clone(), role: Role::Assistant, parts: Vec::new(), created_at: None }
+            }
+        };
         let renderable = message.parts.iter().any(|part| match part {
             ChatMessagePart::Text(text) => !text.text.trim().is_empty(),
             ChatMessagePart::Tool(_) => true,
             ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => false,
         });
-        let terminal = match (renderable, run.aborted, run.provider_error) {
-            (false, true, _) => Err(("the run was stopped before the agent answered".to_owned(), "aborted")),
-            (false, false, Some(error)) => Err((error, "provider_error")),
-            (false, false, None) => Err(("the model returned an empty response".to_owned(), "empty_response")),
-            (true, aborted, provider_error) => {
-                let mut message = message;
-                message.created_at = Some(run.created_at);
-                if let Some(error) = provider_error.filter(|_| !aborted) {
-                    message.parts.push(ChatMessagePart::Error(ErrorPart {
-                        title: Some("Provider error".into()),
-                        message: error,
-                    }));
-                } else if run.stopped_at_length && !aborted {
-                    message.parts.push(ChatMessagePart::Error(ErrorPart {
-                        title: Some("Answer cut off".into()),
-                        message: "the model reached its output limit; the answer may be incomplete".into(),
-                    }));
-                }
-                Ok(message)
+        let terminal = if renderable {
+            let mut message = message;
+            message.created_at = Some(run.created_at);
+            if let Some(error) = run.provider_error.filter(|_| !run.aborted) {
+                message
+                    .parts
+                    .push(ChatMessagePart::Error(ErrorPart { title: Some("Provider error".into()), message: error }));
+            } else if run.stopped_at_length && !run.aborted {
+                message.parts.push(ChatMessagePart::Error(ErrorPart {
+                    title: Some("Answer cut off".into()),
+                    message: "the model reached its output limit; the answer may be incomplete".into(),
+                }));
             }
+            Ok(message)
+        } else {
+            if let Some(streamed) = self.snapshot.message_mut(&run.message_id) {
+                streamed.parts = message.parts;
+            }
+            Err(match (run.aborted, run.provider_error) {
+                (true, _) => ("the run was stopped before the agent answered".to_owned(), "aborted"),
+                (false, Some(error)) => (error, "provider_error"),
+                (false, None) => ("the model returned an empty response".to_owned(), "empty_response"),
+            })
         };
         let frame = match terminal {
             Ok(message) => ChatFrame::Done(DoneFrame {

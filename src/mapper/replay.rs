@@ -31,8 +31,8 @@ pub fn replay(
     let mut report = ReplayReport::default();
     let mut seq: Seq = 0;
     let mut encoded = Vec::with_capacity(64 * 1024);
-    let mut write_frames = |frames: Vec<ChatFrame>, report: &mut ReplayReport, output: &mut dyn Write| {
-        for frame in frames {
+    let mut write_frames = |frames: &mut Vec<ChatFrame>, report: &mut ReplayReport, output: &mut dyn Write| {
+        for frame in frames.drain(..) {
             let frame = match frame {
                 ChatFrame::Ping => frame,
                 logged => {
@@ -51,33 +51,38 @@ pub fn replay(
     let mut splitter = LineSplitter::new(MAX_EVENT_LINE_BYTES);
     let mut chunk = vec![0_u8; 64 * 1024];
     let mut failure: Option<io::Error> = None;
-    let mut handle = |event: LineEvent<'_>, mapper: &mut EventMapper, report: &mut ReplayReport| {
-        let parsed = match event {
-            LineEvent::Line(line) => {
-                report.lines = line.number;
-                if line.bytes.iter().all(u8::is_ascii_whitespace) {
-                    return Ok(());
+    let mut frames = Vec::new();
+    let mut handle =
+        |event: LineEvent<'_>, mapper: &mut EventMapper, report: &mut ReplayReport| {
+            let parsed = match event {
+                LineEvent::Line(line) => {
+                    report.lines = line.number;
+                    if line.bytes.iter().all(u8::is_ascii_whitespace) {
+                        return Ok(());
+                    }
+                    match std::str::from_utf8(line.bytes) {
+                        Ok(text) => AgentEvent::parse(text).map_err(|e| (line.number, e.to_string())),
+                        Err(e) => Err((line.number, format!("not UTF-8: {e}"))),
+                    }
                 }
-                match std::str::from_utf8(line.bytes) {
-                    Ok(text) => AgentEvent::parse(text).map_err(|e| (line.number, e.to_string())),
-                    Err(e) => Err((line.number, format!("not UTF-8: {e}"))),
+                LineEvent::TooLong { number, limit } => {
+                    report.lines = number;
+                    Err((number, format!("line longer than {limit} bytes")))
+                }
+            };
+            match parsed {
+                Ok(event) => mapper.map_into(event, &mut frames),
+                Err((number, problem)) => {
+                    report.bad_lines += 1;
+                    writeln!(diagnostics, "line {number}: {problem}")?;
+                    frames.extend(mapper.fail(
+                        format!("agent runtime sent malformed data: line {number}: {problem}"),
+                        "malformed_event",
+                    ));
                 }
             }
-            LineEvent::TooLong { number, limit } => {
-                report.lines = number;
-                Err((number, format!("line longer than {limit} bytes")))
-            }
+            write_frames(&mut frames, report, &mut output)
         };
-        let frames = match parsed {
-            Ok(event) => mapper.map(event),
-            Err((number, problem)) => {
-                report.bad_lines += 1;
-                writeln!(diagnostics, "line {number}: {problem}")?;
-                mapper.fail(format!("agent runtime sent malformed data: line {number}: {problem}"), "malformed_event")
-            }
-        };
-        write_frames(frames, report, &mut output)
-    };
 
     loop {
         let read = match input.read(&mut chunk) {
@@ -107,8 +112,8 @@ pub fn replay(
     if let Some(e) = failure {
         return Err(e);
     }
-    let last = mapper.settle();
-    write_frames(last, &mut report, &mut output)?;
+    let mut last = mapper.settle();
+    write_frames(&mut last, &mut report, &mut output)?;
     output.flush()?;
     Ok(report)
 }

@@ -171,6 +171,11 @@ impl ChatToolPart {
         }
     }
 
+    /// True for the keys of the modelled fields, which `extra` never overrides on the wire.
+    pub fn is_field(key: &str) -> bool {
+        TOOL_FIELDS.contains(&key)
+    }
+
     /// The part's wire `type`, `tool-<Name>`.
     pub fn part_type(&self) -> String {
         format!("{TOOL_PART_PREFIX}{}", self.tool_name)
@@ -199,7 +204,7 @@ impl Serialize for ChatToolPart {
             map.serialize_entry("errorText", error_text)?;
         }
         for (key, value) in &self.extra {
-            if !TOOL_FIELDS.contains(&key.as_str()) && !value.is_null() {
+            if !ChatToolPart::is_field(key) && !value.is_null() {
                 map.serialize_entry(key, value)?;
             }
         }

@@ -1,0 +1,312 @@
+//! Properties of the shared reducer (DESIGN.md §6) over generated session logs: any chunking of the NDJSON
+//! stream, re-applied `seq`s, and streams resumed mid-run all end in the snapshot of one straight pass.
+
+mod support;
+
+use chatwire::chat_state::{ChatSnapshot, apply};
+use chatwire::ndjson::{FrameDecoder, encode_frame_into};
+use chatwire::protocol::*;
+use proptest::collection::vec;
+use proptest::prelude::*;
+use support::strategies::text;
+
+/// One thing that happens inside a run; tool calls are picked from a small pool so that upserts collide.
+#[derive(Debug, Clone)]
+enum Step {
+    Delta(String),
+    Thinking(String),
+    ModelMessage,
+    Draft(u8),
+    Args(u8, bool, String),
+    Tool(u8, ToolState),
+    Queue(Vec<String>),
+    Steer(String),
+    Activity(LifecycleName),
+    Retry(u32),
+}
+
+#[derive(Debug, Clone)]
+struct Run {
+    prompt: String,
+    steps: Vec<Step>,
+    /// `done` when true, else `error`.
+    succeeds: bool,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let call = 0..3_u8;
+    prop_oneof![
+        6 => text().prop_map(Step::Delta),
+        2 => text().prop_map(Step::Thinking),
+        1 => Just(Step::ModelMessage),
+        1 => call.clone().prop_map(Step::Draft),
+        2 => (call.clone(), any::<bool>(), text()).prop_map(|(call, nested, text)| Step::Args(call, nested, text)),
+        2 => (call, support::strategies::tool_state()).prop_map(|(call, state)| Step::Tool(call, state)),
+        1 => vec("[a-z ]{0,6}", 0..3).prop_map(Step::Queue),
+        1 => text().prop_map(Step::Steer),
+        1 => proptest::sample::select(LifecycleName::ALL.to_vec()).prop_map(Step::Activity),
+        1 => (1..4_u32).prop_map(Step::Retry),
+    ]
+}
+
+fn run() -> impl Strategy<Value = Run> {
+    (text(), vec(step(), 0..24), prop::bool::weighted(0.8)).prop_map(|(prompt, steps, succeeds)| Run {
+        prompt,
+        steps,
+        succeeds,
+    })
+}
+
+/// The frames of a session log, numbered from 1, with each `done` carrying the message its frames built —
+/// as the server's mapper makes it.
+fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
+    let mut frames = Vec::new();
+    let mut built = ChatSnapshot::default();
+    let push = |frame: ChatFrame, frames: &mut Vec<ChatFrame>, built: &mut ChatSnapshot| {
+        let frame = frame.with_seq(frames.len() as Seq + 1);
+        apply(built, &frame);
+        frames.push(frame);
+    };
+    for (r, run) in runs.iter().enumerate() {
+        let answer_id = format!("a{r}");
+        let call_id = |call: u8| format!("r{r}c{call}");
+        push(
+            ChatFrame::Start(StartFrame {
+                seq: None,
+                id: answer_id.clone(),
+                run_id: format!("run{r}"),
+                session_id: "s".into(),
+                session_file: None,
+                session_reset: None,
+                diagnostics: None,
+            }),
+            &mut frames,
+            &mut built,
+        );
+        let user = |id: String, text: &str| {
+            ChatFrame::Message(MessageFrame {
+                seq: None,
+                message: ChatMessage {
+                    id,
+                    role: Role::User,
+                    parts: vec![ChatMessagePart::text(text)],
+                    created_at: None,
+                },
+            })
+        };
+        push(user(format!("u{r}"), &run.prompt), &mut frames, &mut built);
+        for (i, step) in run.steps.iter().enumerate() {
+            let frame = match step {
+                Step::Delta(text) => ChatFrame::Delta(DeltaFrame { seq: None, text: text.clone(), message_id: None }),
+                Step::Thinking(text) => {
+                    ChatFrame::Thinking(ThinkingFrame { seq: None, text: text.clone(), message_id: None })
+                }
+                Step::ModelMessage => lifecycle(LifecycleName::MessageStart),
+                Step::Draft(call) => ChatFrame::ToolDraft(ToolDraftFrame {
+                    seq: None,
+                    tool_call_id: call_id(*call),
+                    tool_name: "Write".into(),
+                    index: u32::from(*call),
+                    message_id: None,
+                }),
+                Step::Args(call, nested, text) => ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
+                    seq: None,
+                    tool_call_id: call_id(*call),
+                    path: if *nested {
+                        vec![PathSegment::Key("edits".into()), PathSegment::Index(0), PathSegment::Key("new".into())]
+                    } else {
+                        vec![PathSegment::Key("content".into())]
+                    },
+                    text: text.clone(),
+                    message_id: None,
+                }),
+                Step::Tool(call, state) => ChatFrame::Tool(ToolFrame {
+                    seq: None,
+                    part: ChatToolPart::new("Bash", call_id(*call), *state),
+                    message_id: None,
+                }),
+                Step::Queue(steering) => {
+                    ChatFrame::Queue(QueueFrame { seq: None, steering: steering.clone(), follow_up: Vec::new() })
+                }
+                Step::Steer(text) => user(format!("u{r}s{i}"), text),
+                Step::Activity(name) => lifecycle(*name),
+                Step::Retry(attempt) => ChatFrame::Retry(RetryFrame::Start(RetryStart {
+                    seq: None,
+                    attempt: *attempt,
+                    max_attempts: 3,
+                    delay_ms: 1000,
+                    error_message: "503".into(),
+                })),
+            };
+            push(frame, &mut frames, &mut built);
+        }
+        let terminal = if run.succeeds {
+            let message = built.message(&answer_id).cloned().expect("the run's answer is in the transcript");
+            ChatFrame::Done(DoneFrame {
+                seq: None,
+                run_id: format!("run{r}"),
+                message,
+                session_id: "s".into(),
+                session_file: None,
+                session_reset: None,
+            })
+        } else {
+            ChatFrame::Error(ErrorFrame {
+                seq: None,
+                message: "boom".into(),
+                run_id: Some(format!("run{r}")),
+                code: None,
+            })
+        };
+        push(terminal, &mut frames, &mut built);
+    }
+    frames
+}
+
+fn lifecycle(name: LifecycleName) -> ChatFrame {
+    ChatFrame::State(StateFrame { seq: None, state: Lifecycle { name, message: None } })
+}
+
+fn reduce<'a>(mut snapshot: ChatSnapshot, frames: impl IntoIterator<Item = &'a ChatFrame>) -> ChatSnapshot {
+    for frame in frames {
+        apply(&mut snapshot, frame);
+    }
+    snapshot
+}
+
+/// `GET /api/sessions/{id}` as the server answers it: the transcript without the run's answer, that answer as
+/// `pending`, the plan, and the last `seq`.
+fn session_detail(snapshot: &ChatSnapshot) -> SessionDetail {
+    let mut messages = snapshot.messages.clone();
+    let pending = snapshot.run.as_ref().map(|run| messages.remove(run.message));
+    SessionDetail {
+        session: SessionSummary {
+            session_id: "s".into(),
+            title: "t".into(),
+            created_at: 0,
+            updated_at: 0,
+            status: if pending.is_some() { SessionStatus::Running } else { SessionStatus::Idle },
+            message_count: messages.len() as u64,
+            last_seq: snapshot.last_seq,
+        },
+        messages,
+        last_seq: snapshot.last_seq,
+        pending,
+        plan: snapshot.plan.clone(),
+    }
+}
+
+/// What a viewer sees; the activity line and the reducer's own bookkeeping may differ after a resume.
+fn transcript(snapshot: &ChatSnapshot) -> (&[ChatMessage], bool, Seq, &QueueFrame) {
+    (&snapshot.messages, snapshot.is_running(), snapshot.last_seq, &snapshot.queue)
+}
+
+/// The messages with adjacent text parts, and adjacent thinking parts, joined into one.
+fn joined_parts(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut joined = messages.to_vec();
+    for message in &mut joined {
+        let mut parts: Vec<ChatMessagePart> = Vec::new();
+        for part in message.parts.drain(..) {
+            match (parts.last_mut(), part) {
+                (Some(ChatMessagePart::Text(last)), ChatMessagePart::Text(next)) => last.text.push_str(&next.text),
+                (Some(ChatMessagePart::Thinking(last)), ChatMessagePart::Thinking(next)) => {
+                    last.text.push_str(&next.text)
+                }
+                (_, part) => parts.push(part),
+            }
+        }
+        message.parts = parts;
+    }
+    joined
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_same_frames_in_any_chunking_give_the_same_snapshot(
+        runs in vec(run(), 1..4),
+        cut_seeds in vec(any::<prop::sample::Index>(), 0..24),
+    ) {
+        let frames = session_log(&runs);
+        let mut stream = Vec::new();
+        for frame in &frames {
+            encode_frame_into(frame, &mut stream);
+        }
+        let mut cuts: Vec<usize> = cut_seeds.iter().map(|i| i.index(stream.len() + 1)).collect();
+        cuts.sort_unstable();
+        cuts.push(stream.len());
+        let mut decoder = FrameDecoder::default();
+        let mut snapshot = ChatSnapshot::default();
+        let mut from = 0;
+        // Each chunk's frames are applied as one batch, as the browser does once per animation frame.
+        for cut in cuts {
+            for decoded in decoder.feed(&stream[from..cut]) {
+                apply(&mut snapshot, &decoded.expect("every encoded frame decodes"));
+            }
+            from = cut;
+        }
+        prop_assert!(decoder.finish().is_empty());
+        prop_assert_eq!(snapshot, reduce(ChatSnapshot::default(), &frames));
+    }
+
+    #[test]
+    fn frames_re_applied_with_an_already_seen_seq_change_nothing(
+        runs in vec(run(), 1..4),
+        seen in any::<prop::sample::Index>(),
+        replay_from in any::<prop::sample::Index>(),
+    ) {
+        let frames = session_log(&runs);
+        let seen = seen.index(frames.len() + 1);
+        let replay_from = replay_from.index(seen + 1);
+        let before = reduce(ChatSnapshot::default(), &frames[..seen]);
+        // A reconnect that asks from an older `seq` gets frames it already has, then the new ones.
+        let replayed = reduce(before.clone(), &frames[replay_from..seen]);
+        prop_assert_eq!(&replayed, &before);
+        prop_assert_eq!(reduce(replayed, &frames[replay_from..]), reduce(ChatSnapshot::default(), &frames));
+    }
+
+    #[test]
+    fn a_session_loaded_mid_run_and_tailed_after_its_last_seq_reconciles_onto_the_pending_message(
+        runs in vec(run(), 1..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let frames = session_log(&runs);
+        let cut = cut.index(frames.len() + 1);
+        let server = reduce(ChatSnapshot::default(), &frames[..cut]);
+        let resumed = reduce(ChatSnapshot::from_detail(session_detail(&server)), &frames[cut..]);
+        let straight = reduce(ChatSnapshot::default(), &frames);
+        if runs.iter().all(|run| run.succeeds) {
+            prop_assert_eq!(transcript(&resumed), transcript(&straight));
+        }
+        // Where a model message began is not in the detail: a run that ends in `error` (no final message to
+        // replace the streamed one) may join the text of two model messages that the straight pass kept apart.
+        let (messages, running, last_seq, queue) = transcript(&resumed);
+        let straight_view = transcript(&straight);
+        prop_assert_eq!(joined_parts(messages), joined_parts(straight_view.0));
+        prop_assert_eq!((running, last_seq, queue), (straight_view.1, straight_view.2, straight_view.3));
+    }
+
+    #[test]
+    fn a_stream_joined_mid_run_without_its_start_ends_with_the_runs_final_message(
+        runs in vec(run(), 1..4),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let frames = session_log(&runs);
+        let cut = cut.index(frames.len());
+        let joined = reduce(ChatSnapshot::default(), &frames[cut..]);
+        let straight = reduce(ChatSnapshot::default(), &frames);
+        // Every answer `done` delivered is in place under its own id, as in the straight pass.
+        for frame in &frames[cut..] {
+            if let ChatFrame::Done(done) = frame {
+                prop_assert_eq!(joined.message(&done.message.id), straight.message(&done.message.id));
+            }
+        }
+        // The answer streamed last is the same one, whether or not its `start` was seen.
+        let tail = |s: &ChatSnapshot| s.messages.iter().rev().find(|m| m.role == Role::Assistant).map(|m| m.parts.clone());
+        if matches!(frames.last(), Some(ChatFrame::Done(_))) {
+            prop_assert_eq!(tail(&joined), tail(&straight));
+        }
+        prop_assert_eq!(joined.is_running(), straight.is_running());
+    }
+}
