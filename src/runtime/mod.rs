@@ -2,6 +2,8 @@
 
 pub mod agent;
 pub mod event;
+pub mod models;
 pub mod provider;
+pub mod providers;
 pub mod scripted;
 pub mod tools;

@@ -16,6 +16,7 @@ use crate::ndjson::encode_frame;
 use crate::protocol::*;
 use crate::runtime::agent::{Agent, Conversation, RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
+use crate::runtime::models::ModelCatalog;
 use crate::runtime::provider::{AssistantBlock, ModelMessage};
 use crate::runtime::tools::Workspace;
 use crate::store::{LoggedFrame, RequestRecord, RunStatus, Store};
@@ -81,7 +82,7 @@ pub struct Tail {
 
 pub struct Chat {
     pub store: Store,
-    agent: Arc<Agent>,
+    pub models: Arc<ModelCatalog>,
     pub config: ChatConfig,
     live: Mutex<HashMap<String, Arc<SessionLive>>>,
     /// Serializes sends, so two requests with one request id make one run.
@@ -90,9 +91,9 @@ pub struct Chat {
 
 impl Chat {
     /// Opens the chat over a store; runs the store left `running` (a crash) are closed as interrupted.
-    pub fn new(store: Store, agent: Arc<Agent>, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
+    pub fn new(store: Store, models: Arc<ModelCatalog>, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
         let chat =
-            Arc::new(Chat { store, agent, config, live: Mutex::new(HashMap::new()), send_lock: Default::default() });
+            Arc::new(Chat { store, models, config, live: Mutex::new(HashMap::new()), send_lock: Default::default() });
         for run in chat.store.running_runs()? {
             let frame = ChatFrame::Error(ErrorFrame {
                 seq: None,
@@ -205,6 +206,11 @@ impl Chat {
         if request.message.trim().is_empty() && request.plan_action.is_none() {
             return Err(ApiError::BadRequest("`message` must not be empty".into()));
         }
+        if self.models.pick(request.model.as_deref()).is_none() {
+            let model = request.model.as_deref().unwrap_or_default();
+            let known = self.models.names().join(", ");
+            return Err(ApiError::BadRequest(format!("unknown model {model:?}; the configured models are: {known}")));
+        }
         let live = self.live(&request.session_id)?;
         let _serialized = self.send_lock.lock().await;
         let body_hash = body_hash(&request);
@@ -278,7 +284,12 @@ impl Chat {
         let control = RunControl::default();
         *live.active.lock().expect("the active-run lock is never poisoned") =
             Some(ActiveRun { run_id: run_id.clone(), control: control.clone(), events: events.clone() });
+        let agent = self
+            .models
+            .pick(request.model.as_deref())
+            .map_or_else(|| self.models.default_entry().agent.clone(), |entry| entry.agent.clone());
         let task = RunTask {
+            agent,
             chat: self.clone(),
             live: live.clone(),
             run_id: run_id.clone(),
@@ -336,6 +347,8 @@ impl Chat {
 }
 
 struct RunTask {
+    /// The agent of the model the request picked.
+    agent: Arc<Agent>,
     chat: Arc<Chat>,
     live: Arc<SessionLive>,
     run_id: String,
@@ -355,7 +368,7 @@ impl RunTask {
             let SessionRuntime { mapper, conversation, workspace } =
                 runtime.as_mut().expect("start_run loads the runtime before spawning the run");
             let mut terminal: Option<FrameType> = None;
-            let agent = self.chat.agent.clone();
+            let agent = self.agent.clone();
             let drive = agent.run(conversation, workspace, self.prompt.clone(), &self.options, &self.control, &events);
             tokio::pin!(drive);
             let mut record = |frames: Vec<ChatFrame>| {

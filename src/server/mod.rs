@@ -3,6 +3,7 @@
 pub mod assets;
 pub mod chat;
 pub mod cli;
+pub mod config;
 pub mod error;
 mod fingerprint;
 pub mod http;
@@ -22,8 +23,6 @@ use self::chat::{Chat, ChatConfig};
 use self::cli::{Action, Cli, MapArgs, ServeArgs};
 use self::http::{AppState, router};
 use self::security::Security;
-use crate::runtime::agent::{Agent, AgentConfig};
-use crate::runtime::scripted::{Script, ScriptedProvider};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -39,7 +38,7 @@ pub enum StartError {
     #[error("refusing to listen on {0} without an access token: --no-auth is only allowed on a loopback address")]
     OpenWithoutAuth(std::net::SocketAddr),
     #[error(transparent)]
-    Script(#[from] crate::runtime::scripted::ScriptError),
+    Models(#[from] self::config::ConfigError),
     #[error("opening the session store: {0}")]
     Store(#[from] crate::store::StoreError),
     #[error("{0}")]
@@ -53,7 +52,7 @@ pub async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().action() {
-        Action::Serve(args) => match serve(args).await {
+        Action::Serve(args) => match serve(*args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("chatwire: {error}");
@@ -117,17 +116,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir { path: data_dir.clone(), source })?;
     let store = crate::store::Store::open(&data_dir)?;
-    let script = match &args.script {
-        Some(path) => Script::load(path)?,
-        None => Script::demo(),
-    };
-    let agent = Arc::new(Agent::new(Arc::new(ScriptedProvider::new(script)), AgentConfig::default()));
+    let models = Arc::new(self::config::catalog(&args, &|name| std::env::var(name).ok())?);
     let config = ChatConfig {
         data_dir: data_dir.clone(),
         workspace: args.workspace.clone(),
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
     };
-    let chat = Chat::new(store, agent, config)?;
+    let chat = Chat::new(store, models, config)?;
 
     let mut allowed_hosts: Vec<String> =
         ["localhost", "127.0.0.1", "::1"].into_iter().map(str::to_owned).chain(args.allowed_hosts.clone()).collect();
