@@ -6,7 +6,6 @@ pub mod openai;
 
 use std::fmt;
 use std::pin::Pin;
-use std::sync::Once;
 use std::time::{Duration, SystemTime};
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
@@ -55,19 +54,14 @@ impl Endpoint {
     }
 }
 
-/// The HTTP client every provider uses: rustls on ring, no overall timeout (answers stream for minutes), but a
-/// connection that stays silent for five minutes is given up.
+/// The HTTP client every provider uses: no overall timeout (answers stream for minutes), but a connection that
+/// stays silent for five minutes is given up.
 pub fn http_client() -> reqwest::Client {
-    static CRYPTO: Once = Once::new();
-    CRYPTO.call_once(|| {
-        // Fails only when another provider was installed first, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(30))
         .read_timeout(Duration::from_secs(300))
         .build()
-        .expect("a client with rustls and a crypto provider builds")
+        .expect("a client with the built-in TLS configuration builds")
 }
 
 /// Sends the request; a status other than 2xx becomes the provider's error, classified for retry.
