@@ -487,6 +487,18 @@ async fn a_429_with_retry_after_is_retried_after_the_time_it_asks_for() {
 }
 
 #[tokio::test]
+async fn a_retry_after_longer_than_the_limit_ends_the_run_instead_of_waiting() {
+    let replies = vec![Reply::Status(429, vec![("retry-after", "3600")], RATE_LIMITED)];
+    let server = Api::OpenAi.serve(replies).await;
+    let agent = Agent::new(Api::OpenAi.provider(&server), config());
+    let (frames, _) = prompt(&agent, "hi").await;
+    assert_run_invariants("429 too long", &frames);
+    assert!(retries(&frames).is_empty());
+    let Some(ChatFrame::Error(error)) = frames.last() else { panic!("expected error, got {:?}", frames.last()) };
+    assert!(error.message.ends_with("(asks to wait 3600 s, more than the 60 s limit)"), "{}", error.message);
+}
+
+#[tokio::test]
 async fn three_500s_exhaust_the_retries_and_end_in_an_error_frame() {
     let replies = (0..3).map(|_| Reply::Status(500, vec![], SERVER_ERROR)).collect();
     let server = Api::OpenAi.serve(replies).await;

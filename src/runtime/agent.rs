@@ -358,12 +358,17 @@ impl Agent {
         };
         let mut failed_attempts = 0_u32;
         let mut compacted_for_overflow = false;
+        // A compaction that failed is not tried again before every call of the run; an overflow still may.
+        let mut threshold_compaction_failed = false;
         loop {
-            if self.over_threshold(conversation)
+            if !threshold_compaction_failed
+                && self.over_threshold(conversation)
                 && !self.compact(conversation, CompactionReason::Threshold, false, control, emit).await
-                && control.cancel.is_cancelled()
             {
-                return AgentState::Active;
+                if control.cancel.is_cancelled() {
+                    return AgentState::Active;
+                }
+                threshold_compaction_failed = true;
             }
             let request = ModelRequest {
                 system: system.clone(),
