@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chatwire::runtime::agent::{Agent, AgentConfig};
+use chatwire::runtime::models::{ModelCatalog, ModelEntry};
 use chatwire::runtime::provider::{ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
 use chatwire::server::assets::SiteAssets;
 use chatwire::server::chat::{Chat, ChatConfig};
@@ -92,8 +93,17 @@ async fn through_chatwire(events: usize, interval: Duration) -> Vec<Duration> {
     let epoch = Instant::now();
     let data = tempfile::tempdir().unwrap();
     let agent = Agent::new(Arc::new(StampingProvider { epoch, events, interval }), AgentConfig::default());
-    let config = ChatConfig { data_dir: data.path().into(), workspace: None, keepalive: Duration::from_secs(15) };
-    let chat = Chat::new(Store::open(data.path()).unwrap(), Arc::new(agent), config).unwrap();
+    let entry = ModelEntry {
+        name: "stamping".into(),
+        provider: "stamping".into(),
+        model: "stamping".into(),
+        context_window: 128_000,
+        agent: Arc::new(agent),
+    };
+    let models = Arc::new(ModelCatalog::new(vec![entry]).unwrap());
+    let config =
+        ChatConfig { data_dir: data.path().into(), workspace: None, keepalive: Duration::from_secs(15), pi: None };
+    let chat = Chat::new(Store::open(data.path()).unwrap(), models, config).unwrap();
     let security = Arc::new(Security { token: None, allowed_hosts: vec!["127.0.0.1".into()] });
     let leptos = leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build();
     let state = AppState {

@@ -192,6 +192,27 @@ pub struct HealthResponse {
     pub runtime: String,
 }
 
+/// `GET /api/models`: the models `POST /api/chat` may name as `model`; the first is the default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelsResponse {
+    /// The name of the model used when a request names none.
+    pub default: String,
+    pub models: Vec<ModelInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// What to show and to send as `model`.
+    pub name: String,
+    /// `scripted`, `openai` or `anthropic`.
+    pub provider: String,
+    /// The id the provider knows the model by.
+    pub model: String,
+    pub context_window: u64,
+}
+
 /// Every error answered before a stream starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {

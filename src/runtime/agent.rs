@@ -16,7 +16,7 @@ use super::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent, ToolSpec,
 };
 use super::tools::{Tool, ToolContext, ToolLimits, ToolOutput, Workspace, builtin_tools};
-use crate::protocol::{AgentMode, PlanAction};
+use crate::protocol::{AgentMode, CompactionReason, PlanAction};
 
 const SYSTEM_PROMPT: &str = "You are a coding agent working in the user's workspace directory. \
 Use the tools to look at files, change them and run commands; keep a todo list with todo_write for multi-step work; \
@@ -26,6 +26,14 @@ ask the user with question when a decision is theirs. Answer in Markdown.";
 const PLAN_MODE_PROMPT: &str = "You are in plan mode: do not change anything. Only read-only tools are available. \
 Investigate what the task needs, then write the plan as a checklist with todo_write (one todo per step, every \
 status pending) and end with a short summary of it. The user reviews the plan and decides whether to execute it.";
+
+/// The system prompt of the call that compacts a conversation.
+const SUMMARY_PROMPT: &str = "You summarize a coding agent's conversation so the agent can continue the work without \
+it. Keep: the user's goals and current task, decisions made, files read or changed and what changed in them, commands \
+run and their outcome, open problems and the next steps. Be concise and concrete; use Markdown lists.";
+
+/// Tool results longer than this are shortened in the text given to the summarizing call.
+const SUMMARY_TOOL_RESULT_CHARS: usize = 2_000;
 
 /// Tools offered besides the workspace tools; both exist in every mode, since neither changes the workspace.
 const TODO_WRITE: &str = "todo_write";
@@ -55,6 +63,14 @@ pub struct AgentConfig {
     pub max_retries: u32,
     /// The first retry waits this long; each further one twice as long.
     pub retry_base_delay: Duration,
+    /// A provider asking to wait longer than this (`Retry-After`) fails the run instead of holding it.
+    pub max_retry_delay: Duration,
+    /// The model's context window, in tokens.
+    pub context_window: u64,
+    /// Compact when the estimated context passes this fraction of the window.
+    pub compaction_threshold: f64,
+    /// About how many tokens of the latest messages compaction keeps as they are.
+    pub keep_recent_tokens: u64,
     pub tool_limits: ToolLimits,
     /// Which tool calls wait for the user's approval before they run.
     pub approval: ApprovalPolicy,
@@ -95,6 +111,10 @@ impl Default for AgentConfig {
         AgentConfig {
             max_retries: 3,
             retry_base_delay: Duration::from_secs(2),
+            max_retry_delay: Duration::from_secs(60),
+            context_window: 128_000,
+            compaction_threshold: 0.8,
+            keep_recent_tokens: 20_000,
             tool_limits: ToolLimits::default(),
             approval: ApprovalPolicy::Never,
         }
@@ -174,6 +194,33 @@ fn queue_event(queues: &Queues) -> AgentEvent {
 #[derive(Debug, Default, Clone)]
 pub struct Conversation {
     pub messages: Vec<ModelMessage>,
+    /// The tokens the provider counted for the first `n` messages (prompt + answer of the last call), as `(n, tokens)`.
+    pub counted: Option<(usize, u64)>,
+}
+
+impl Conversation {
+    /// The context the next call would send, in tokens: the provider's last count plus an estimate of what came
+    /// after it, or an estimate of everything when there is no count.
+    pub fn estimated_tokens(&self) -> u64 {
+        let (counted_messages, counted_tokens) =
+            self.counted.filter(|(n, _)| *n <= self.messages.len()).unwrap_or((0, 0));
+        counted_tokens + self.messages[counted_messages..].iter().map(estimate_tokens).sum::<u64>()
+    }
+}
+
+/// About four characters a token: close enough for English and code to decide when to compact.
+fn estimate_tokens(message: &ModelMessage) -> u64 {
+    let chars = match message {
+        ModelMessage::User { text } | ModelMessage::ToolResult { text, .. } => text.len(),
+        ModelMessage::Assistant { blocks } => blocks
+            .iter()
+            .map(|block| match block {
+                AssistantBlock::Text(text) | AssistantBlock::Thinking(text) => text.len(),
+                AssistantBlock::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
+            })
+            .sum(),
+    };
+    chars as u64 / 4 + 4
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,6 +336,10 @@ impl Agent {
         Agent { provider, tools, config }
     }
 
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
     /// The tools offered to the model: in plan mode only those that change nothing.
     fn tool_specs(&self, mode: AgentMode) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = self
@@ -375,7 +426,19 @@ impl Agent {
             AgentMode::Plan => format!("{SYSTEM_PROMPT}\n\n{PLAN_MODE_PROMPT}"),
         };
         let mut failed_attempts = 0_u32;
+        let mut compacted_for_overflow = false;
+        // A compaction that failed is not tried again before every call of the run; an overflow still may.
+        let mut threshold_compaction_failed = false;
         loop {
+            if !threshold_compaction_failed
+                && self.over_threshold(conversation)
+                && !self.compact(conversation, CompactionReason::Threshold, false, control, emit).await
+            {
+                if control.cancel.is_cancelled() {
+                    return AgentState::Active;
+                }
+                threshold_compaction_failed = true;
+            }
             let request = ModelRequest {
                 system: system.clone(),
                 messages: conversation.messages.clone(),
@@ -388,7 +451,7 @@ impl Agent {
                 error_message: None,
                 timestamp: None,
             }));
-            let (outcome, blocks, calls) = self.call_model(&request, control, emit).await;
+            let (outcome, blocks, calls, counted) = self.call_model(&request, control, emit).await;
             let text: String = blocks
                 .iter()
                 .filter_map(|b| match b {
@@ -396,9 +459,34 @@ impl Agent {
                     AssistantBlock::Thinking(_) | AssistantBlock::ToolCall { .. } => None,
                 })
                 .collect();
+            // Only an attempt that showed nothing is repeated: a retry after output would show the answer twice.
+            let nothing_shown = blocks.is_empty();
             let stop = match outcome {
                 Ok(stop) => stop,
-                Err(ProviderError::Retryable { message, retry_after }) if failed_attempts < self.config.max_retries => {
+                Err(ProviderError::ContextOverflow(message)) if nothing_shown && !compacted_for_overflow => {
+                    compacted_for_overflow = true;
+                    emit.message(MessageRole::Assistant, text, Some(StopReason::Error), Some(message.clone()));
+                    emit.send(AgentEvent::TurnEnd);
+                    emit.send(AgentEvent::AgentEnd);
+                    if !self.compact(conversation, CompactionReason::Overflow, true, control, emit).await {
+                        return AgentState::Ended;
+                    }
+                    failed_attempts += 1;
+                    emit.send(AgentEvent::AutoRetryStart {
+                        attempt: failed_attempts,
+                        max_attempts: self.config.max_retries.max(failed_attempts),
+                        delay_ms: 0,
+                        error_message: message,
+                    });
+                    emit.send(AgentEvent::AgentStart);
+                    emit.send(AgentEvent::TurnStart);
+                    continue;
+                }
+                Err(ProviderError::Retryable { message, retry_after })
+                    if nothing_shown
+                        && failed_attempts < self.config.max_retries
+                        && retry_after.is_none_or(|wait| wait <= self.config.max_retry_delay) =>
+                {
                     emit.message(MessageRole::Assistant, text, Some(StopReason::Error), Some(message.clone()));
                     emit.send(AgentEvent::TurnEnd);
                     emit.send(AgentEvent::AgentEnd);
@@ -430,9 +518,19 @@ impl Agent {
                 Err(error) => {
                     let (reason, message) = match &error {
                         ProviderError::Aborted => (StopReason::Aborted, "Request was aborted".to_owned()),
-                        ProviderError::Retryable { message, .. } | ProviderError::Fatal(message) => {
-                            (StopReason::Error, message.clone())
+                        ProviderError::Retryable { message, retry_after: Some(wait) }
+                            if *wait > self.config.max_retry_delay =>
+                        {
+                            let limit = self.config.max_retry_delay.as_secs();
+                            let wait = wait.as_secs();
+                            (
+                                StopReason::Error,
+                                format!("{message} (asks to wait {wait} s, more than the {limit} s limit)"),
+                            )
                         }
+                        ProviderError::Retryable { message, .. }
+                        | ProviderError::Fatal(message)
+                        | ProviderError::ContextOverflow(message) => (StopReason::Error, message.clone()),
                     };
                     if !text.is_empty() {
                         conversation
@@ -461,7 +559,11 @@ impl Agent {
                 emit.send(AgentEvent::AutoRetryEnd { success: true, attempt: failed_attempts, final_error: None });
                 failed_attempts = 0;
             }
+            compacted_for_overflow = false;
             conversation.messages.push(ModelMessage::Assistant { blocks });
+            if let Some(tokens) = counted {
+                conversation.counted = Some((conversation.messages.len(), tokens));
+            }
 
             for call in calls {
                 let mut denied = false;
@@ -524,6 +626,74 @@ impl Agent {
         }
     }
 
+    fn over_threshold(&self, conversation: &Conversation) -> bool {
+        let limit = self.config.context_window as f64 * self.config.compaction_threshold;
+        conversation.estimated_tokens() as f64 > limit
+    }
+
+    /// Compacts the conversation, reporting it with `compaction_start`/`compaction_end`; says whether it worked.
+    async fn compact(
+        &self,
+        conversation: &mut Conversation,
+        reason: CompactionReason,
+        will_retry: bool,
+        control: &RunControl,
+        emit: &Emitter<'_>,
+    ) -> bool {
+        emit.send(AgentEvent::CompactionStart { reason: reason.clone() });
+        let outcome = self.summarize(conversation, control).await;
+        let (aborted, error_message) = match &outcome {
+            Ok(()) => (false, None),
+            Err(ProviderError::Aborted) => (true, None),
+            Err(
+                error @ (ProviderError::Fatal(_) | ProviderError::Retryable { .. } | ProviderError::ContextOverflow(_)),
+            ) => (false, Some(format!("compaction failed: {error}"))),
+        };
+        emit.send(AgentEvent::CompactionEnd {
+            reason,
+            aborted,
+            will_retry: will_retry && outcome.is_ok(),
+            error_message,
+        });
+        outcome.is_ok()
+    }
+
+    /// Replaces the older messages by the model's summary of them and keeps the recent ones as they are.
+    async fn summarize(&self, conversation: &mut Conversation, control: &RunControl) -> Result<(), ProviderError> {
+        let cut = compaction_cut(&conversation.messages, self.config.keep_recent_tokens).ok_or_else(|| {
+            ProviderError::Fatal("there is nothing older to summarize: the latest exchange alone is too long".into())
+        })?;
+        // The summarizing call must fit the window itself: about half of it goes to the transcript.
+        let budget = (self.config.context_window as usize).saturating_mul(2);
+        let request = ModelRequest {
+            system: SUMMARY_PROMPT.to_owned(),
+            messages: vec![ModelMessage::User { text: transcript(&conversation.messages[..cut], budget) }],
+            tools: Vec::new(),
+        };
+        let mut summary = String::new();
+        let mut sink = |piece: StreamEvent| {
+            if let StreamEvent::TextDelta(text) = piece {
+                summary.push_str(&text);
+            }
+        };
+        self.provider.stream(&request, &mut sink, &control.cancel).await?;
+        if summary.trim().is_empty() {
+            return Err(ProviderError::Fatal("the model answered the summary request with nothing".into()));
+        }
+        let note = format!("Summary of the earlier conversation (compacted to fit the context window):\n\n{summary}");
+        let mut kept = conversation.messages.split_off(cut);
+        match kept.first_mut() {
+            // Two user messages in a row would be merged by some APIs and refused by others.
+            Some(ModelMessage::User { text }) => *text = format!("{note}\n\n---\n\n{text}"),
+            Some(ModelMessage::Assistant { .. } | ModelMessage::ToolResult { .. }) | None => {
+                kept.insert(0, ModelMessage::User { text: note })
+            }
+        }
+        conversation.messages = kept;
+        conversation.counted = None;
+        Ok(())
+    }
+
     /// Why a call may not run in `mode`, if it may not. Tools the agent does not have are left to `run_tool`.
     fn refusal(&self, mode: AgentMode, name: &str) -> Option<String> {
         let tool = self.tools.iter().find(|tool| tool.name() == name)?;
@@ -551,8 +721,9 @@ impl Agent {
         request: &ModelRequest,
         control: &RunControl,
         emit: &Emitter<'_>,
-    ) -> (Result<ModelStop, ProviderError>, Vec<AssistantBlock>, Vec<ToolCall>) {
+    ) -> (Result<ModelStop, ProviderError>, Vec<AssistantBlock>, Vec<ToolCall>, Option<u64>) {
         let mut blocks: Vec<AssistantBlock> = Vec::new();
+        let mut counted: Option<u64> = None;
         let mut drafts: Vec<CallDraft> = Vec::new();
         let mut by_index: HashMap<usize, usize> = HashMap::new();
         let mut sink = |piece: StreamEvent| match piece {
@@ -602,7 +773,10 @@ impl Agent {
                     }));
                 }
             }
-            StreamEvent::Usage { .. } => {}
+            StreamEvent::Usage { input_tokens, output_tokens } => {
+                // Servers that count nothing send zeros; the estimate is better than that.
+                counted = Some(input_tokens + output_tokens).filter(|&tokens| tokens > 0);
+            }
         };
         let outcome = self.provider.stream(request, &mut sink, &control.cancel).await;
         let mut calls = Vec::new();
@@ -623,7 +797,7 @@ impl Agent {
             }));
             calls.push(call);
         }
-        (outcome, blocks, calls)
+        (outcome, blocks, calls, counted)
     }
 
     async fn run_tool(
@@ -713,6 +887,68 @@ impl Agent {
             Err(message) => ToolOutput { text: message, details: None, is_error: true },
         }
     }
+}
+
+/// Where compaction cuts: the earliest message from which the rest fits in `keep_tokens`, else the latest possible
+/// cut. A cut never falls on a tool result, which must follow its call. `None` when nothing precedes any cut.
+fn compaction_cut(messages: &[ModelMessage], keep_tokens: u64) -> Option<usize> {
+    let mut kept_tokens = 0;
+    let mut cut = None;
+    for at in (1..messages.len()).rev() {
+        kept_tokens += estimate_tokens(&messages[at]);
+        let cuttable = match &messages[at] {
+            ModelMessage::User { .. } | ModelMessage::Assistant { .. } => true,
+            ModelMessage::ToolResult { .. } => false,
+        };
+        if cuttable {
+            if kept_tokens > keep_tokens && cut.is_some() {
+                break;
+            }
+            cut = Some(at);
+        }
+    }
+    cut
+}
+
+/// The messages as plain text for the summarizing call, at most about `max_chars` (the latest part is kept).
+fn transcript(messages: &[ModelMessage], max_chars: usize) -> String {
+    let mut text = String::from("Summarize this conversation:\n\n");
+    let mut lines: Vec<String> = Vec::new();
+    for message in messages {
+        match message {
+            ModelMessage::User { text } => lines.push(format!("User: {text}")),
+            ModelMessage::Assistant { blocks } => {
+                for block in blocks {
+                    match block {
+                        AssistantBlock::Text(text) => lines.push(format!("Assistant: {text}")),
+                        AssistantBlock::Thinking(_) => {}
+                        AssistantBlock::ToolCall { name, arguments, .. } => {
+                            lines.push(format!("Assistant called {name} with {arguments}"))
+                        }
+                    }
+                }
+            }
+            ModelMessage::ToolResult { tool_name, text, is_error, .. } => {
+                let shown: String = text.chars().take(SUMMARY_TOOL_RESULT_CHARS).collect();
+                let more = if shown.len() < text.len() { " […]" } else { "" };
+                let kind = if *is_error { "error" } else { "result" };
+                lines.push(format!("{tool_name} {kind}: {shown}{more}"));
+            }
+        }
+    }
+    let mut total = 0;
+    let keep_from = lines
+        .iter()
+        .rposition(|line| {
+            total += line.len() + 2;
+            total > max_chars
+        })
+        .map_or(0, |at| at + 1);
+    if keep_from > 0 {
+        text.push_str("(The earliest part is left out.)\n\n");
+    }
+    text.push_str(&lines[keep_from..].join("\n\n"));
+    text
 }
 
 /// Whether a workspace tool is offered in `mode`; `todo_write` and `question` always are.

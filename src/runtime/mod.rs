@@ -2,7 +2,9 @@
 
 pub mod agent;
 pub mod event;
+pub mod models;
 pub mod pi;
 pub mod provider;
+pub mod providers;
 pub mod scripted;
 pub mod tools;

@@ -78,6 +78,9 @@ pub enum ProviderError {
     /// Retrying would fail the same way (bad request, bad key).
     #[error("{0}")]
     Fatal(String),
+    /// The conversation no longer fits the model's context window; compacting it may help.
+    #[error("{0}")]
+    ContextOverflow(String),
     /// The run was stopped while the model was answering.
     #[error("the request was aborted")]
     Aborted,

@@ -16,6 +16,7 @@ use crate::ndjson::encode_frame;
 use crate::protocol::*;
 use crate::runtime::agent::{Agent, Conversation, RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
+use crate::runtime::models::ModelCatalog;
 use crate::runtime::pi::{self, PiConfig, PiProcess};
 use crate::runtime::provider::{AssistantBlock, ModelMessage};
 use crate::runtime::tools::Workspace;
@@ -36,14 +37,8 @@ pub struct ChatConfig {
     pub workspace: Option<PathBuf>,
     /// Quiet streams get a keepalive this often.
     pub keepalive: Duration,
-}
-
-/// Which agent runs the sessions' prompts.
-pub enum Runtime {
-    /// The built-in agent loop.
-    Agent(Arc<Agent>),
-    /// A `pi --mode rpc` process per session.
-    Pi(PiConfig),
+    /// Set: runs go to a `pi --mode rpc` process per session instead of the built-in agent.
+    pub pi: Option<PiConfig>,
 }
 
 /// The part of a session only its run touches.
@@ -98,7 +93,8 @@ pub struct Tail {
 
 pub struct Chat {
     pub store: Store,
-    runtime: Runtime,
+    /// The models the built-in agent can run, by name (`GET /api/models`).
+    pub models: Arc<ModelCatalog>,
     pub config: ChatConfig,
     live: Mutex<HashMap<String, Arc<SessionLive>>>,
     /// Serializes sends, so two requests with one request id make one run.
@@ -109,15 +105,10 @@ pub struct Chat {
 
 impl Chat {
     /// Opens the chat over a store; runs the store left `running` (a crash) are closed as interrupted.
-    pub fn new(store: Store, agent: Arc<Agent>, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
-        Chat::with_runtime(store, Runtime::Agent(agent), config)
-    }
-
-    /// Like `new`, for any runtime.
-    pub fn with_runtime(store: Store, runtime: Runtime, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
+    pub fn new(store: Store, models: Arc<ModelCatalog>, config: ChatConfig) -> Result<Arc<Chat>, ApiError> {
         let chat = Arc::new(Chat {
             store,
-            runtime,
+            models,
             config,
             live: Mutex::new(HashMap::new()),
             send_lock: Default::default(),
@@ -253,6 +244,11 @@ impl Chat {
         if request.message.trim().is_empty() && request.plan_action.is_none() {
             return Err(ApiError::BadRequest("`message` must not be empty".into()));
         }
+        if self.models.pick(request.model.as_deref()).is_none() {
+            let model = request.model.as_deref().unwrap_or_default();
+            let known = self.models.names().join(", ");
+            return Err(ApiError::BadRequest(format!("unknown model {model:?}; the configured models are: {known}")));
+        }
         let live = self.live(&request.session_id)?;
         let _serialized = self.send_lock.lock().await;
         let body_hash = body_hash(&request);
@@ -329,7 +325,12 @@ impl Chat {
         let control = RunControl::default();
         *live.active.lock().expect("the active-run lock is never poisoned") =
             Some(ActiveRun { run_id: run_id.clone(), control: control.clone(), events: events.clone() });
+        let agent = self
+            .models
+            .pick(request.model.as_deref())
+            .map_or_else(|| self.models.default_entry().agent.clone(), |entry| entry.agent.clone());
         let task = RunTask {
+            agent,
             chat: self.clone(),
             live: live.clone(),
             run_id: run_id.clone(),
@@ -350,12 +351,12 @@ impl Chat {
             ApiError::Store(crate::store::StoreError::Io { path: root.display().to_string(), source: e })
         })?;
         let mapper = EventMapper::new(session_id, Box::new(now_ms), Box::new(new_id));
-        let engine = match &self.runtime {
-            Runtime::Agent(_) => {
+        let engine = match &self.config.pi {
+            None => {
                 let live = self.live(session_id)?;
                 Engine::Agent { conversation: conversation_from(&self.transcript(&live)?), workspace }
             }
-            Runtime::Pi(_) => Engine::Pi { process: None, workspace: root },
+            Some(_) => Engine::Pi { process: None, workspace: root },
         };
         Ok(SessionRuntime { mapper, engine })
     }
@@ -400,6 +401,8 @@ impl Chat {
 }
 
 struct RunTask {
+    /// The agent of the model the request picked.
+    agent: Arc<Agent>,
     chat: Arc<Chat>,
     live: Arc<SessionLive>,
     run_id: String,
@@ -421,19 +424,17 @@ impl RunTask {
             let mut terminal: Option<FrameType> = None;
             let (prompt, options, control) = (self.prompt.clone(), &self.options, &self.control);
             let drive: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), pi::PiFailure>> + Send + '_>> =
-                match (&self.chat.runtime, engine) {
-                    (Runtime::Agent(agent), Engine::Agent { conversation, workspace }) => {
-                        let agent = agent.clone();
+                match engine {
+                    Engine::Agent { conversation, workspace } => {
+                        let agent = self.agent.clone();
                         Box::pin(async move {
                             agent.run(conversation, workspace, prompt, options, control, &events).await;
                             Ok(())
                         })
                     }
-                    (Runtime::Pi(config), Engine::Pi { process, workspace }) => {
+                    Engine::Pi { process, workspace } => {
+                        let config = self.chat.config.pi.as_ref().expect("a pi engine is made only with pi configured");
                         Box::pin(pi::run(process, config, workspace, prompt, control, &events))
-                    }
-                    (Runtime::Agent(_), Engine::Pi { .. }) | (Runtime::Pi(_), Engine::Agent { .. }) => {
-                        unreachable!("a session's engine is made for the chat's runtime")
                     }
                 };
             tokio::pin!(drive);
@@ -549,11 +550,20 @@ mod tests {
 
     fn chat_playing(script: &str, dir: &std::path::Path) -> Arc<Chat> {
         use crate::runtime::agent::AgentConfig;
+        use crate::runtime::models::ModelEntry;
         use crate::runtime::scripted::{Script, ScriptedProvider};
         let provider = Arc::new(ScriptedProvider::new(Script::parse(script).unwrap()));
         let agent = Arc::new(Agent::new(provider, AgentConfig::default()));
-        let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive: Duration::from_secs(15) };
-        Chat::new(Store::open(dir).unwrap(), agent, config).unwrap()
+        let entry = ModelEntry {
+            name: "scripted".into(),
+            provider: "scripted".into(),
+            model: "test".into(),
+            context_window: 128_000,
+            agent,
+        };
+        let models = Arc::new(ModelCatalog::new(vec![entry]).unwrap());
+        let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive: Duration::from_secs(15), pi: None };
+        Chat::new(Store::open(dir).unwrap(), models, config).unwrap()
     }
 
     fn request(session_id: &str, message: &str, streaming_behavior: Option<StreamingBehavior>) -> ChatRequest {

@@ -21,7 +21,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the web server (the default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Read agent events (pi RPC JSONL) and print, as NDJSON, the frames a browser viewing that session would receive.
     Map(MapArgs),
 }
@@ -67,6 +67,35 @@ pub struct ServeArgs {
     /// Script the `scripted` provider plays [default: the bundled demo].
     #[arg(long, env = "CHATWIRE_SCRIPT")]
     pub script: Option<PathBuf>,
+    /// The model id the provider knows (e.g. qwen2.5-coder, gpt-4.1-mini, claude-sonnet-4-5); with --config, the
+    /// name of the model picked by default.
+    #[arg(long, env = "CHATWIRE_MODEL")]
+    pub model: Option<String>,
+    /// The provider's API base URL [default: https://api.openai.com/v1 or https://api.anthropic.com/v1].
+    #[arg(long, env = "CHATWIRE_BASE_URL")]
+    pub base_url: Option<String>,
+    /// The name of the environment variable holding the API key [default: OPENAI_API_KEY (optional) or
+    /// ANTHROPIC_API_KEY]. The key itself is never a flag, so it stays out of process lists and shell history.
+    #[arg(long, env = "CHATWIRE_API_KEY_ENV")]
+    pub api_key_env: Option<String>,
+    /// The model's context window in tokens [default: 128000].
+    #[arg(long, env = "CHATWIRE_CONTEXT_WINDOW")]
+    pub context_window: Option<u64>,
+    /// Most tokens in one answer [default: the server's for openai, 8192 for anthropic].
+    #[arg(long, env = "CHATWIRE_MAX_TOKENS")]
+    pub max_tokens: Option<u32>,
+    /// A TOML file that configures several models (see the README); the browser can pick among them.
+    #[arg(long, env = "CHATWIRE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Retries of a model call that failed with 408, 409, 429, 5xx or a network error.
+    #[arg(long, env = "CHATWIRE_MAX_RETRIES", default_value_t = 3)]
+    pub max_retries: u32,
+    /// Milliseconds before the first retry; each further retry waits twice as long (Retry-After wins).
+    #[arg(long, env = "CHATWIRE_RETRY_BASE_MS", default_value_t = 2000)]
+    pub retry_base_ms: u64,
+    /// Compact the conversation when it passes this fraction of the context window.
+    #[arg(long, env = "CHATWIRE_COMPACTION_THRESHOLD", default_value_t = 0.8)]
+    pub compaction_threshold: f64,
     /// Seconds of quiet after which a stream gets a keepalive.
     #[arg(long, env = "CHATWIRE_KEEPALIVE_SECS", default_value_t = 15)]
     pub keepalive_secs: u64,
@@ -103,15 +132,30 @@ pub enum RuntimeKind {
     Pi,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
     /// Plays model turns from a script file; offline, no API key.
     Scripted,
+    /// The Chat Completions API: OpenAI, OpenRouter, Ollama, llama.cpp, vLLM, LM Studio.
+    Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderKind::Scripted => "scripted",
+            ProviderKind::Openai => "openai",
+            ProviderKind::Anthropic => "anthropic",
+        }
+    }
 }
 
 /// What the command line asks for.
 pub enum Action {
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     Map(MapArgs),
 }
 
@@ -119,9 +163,9 @@ impl Cli {
     /// The action, with the serve flags merged whether given before or after `serve`.
     pub fn action(self) -> Action {
         match self.command {
-            Some(Command::Serve(args)) => Action::Serve(args.or(self.serve)),
+            Some(Command::Serve(args)) => Action::Serve(Box::new(args.or(self.serve))),
             Some(Command::Map(args)) => Action::Map(args),
-            None => Action::Serve(self.serve),
+            None => Action::Serve(Box::new(self.serve)),
         }
     }
 }
@@ -142,6 +186,15 @@ impl ServeArgs {
             pi_command: self.pi_command,
             provider: self.provider,
             script: self.script.or(before.script),
+            model: self.model.or(before.model),
+            base_url: self.base_url.or(before.base_url),
+            api_key_env: self.api_key_env.or(before.api_key_env),
+            context_window: self.context_window.or(before.context_window),
+            max_tokens: self.max_tokens.or(before.max_tokens),
+            config: self.config.or(before.config),
+            max_retries: self.max_retries,
+            retry_base_ms: self.retry_base_ms,
+            compaction_threshold: self.compaction_threshold,
             keepalive_secs: self.keepalive_secs,
             approve: self.approve.or(before.approve),
             bash_timeout_secs: self.bash_timeout_secs,

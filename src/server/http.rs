@@ -23,6 +23,7 @@ use crate::protocol::*;
 /// Every API route, for the test that checks each one is closed without the token (all but the health check).
 pub const API_ROUTES: &[&str] = &[
     "/api/health",
+    "/api/models",
     "/api/chat",
     "/api/chat/abort",
     "/api/chat/question",
@@ -58,6 +59,7 @@ pub fn router(state: AppState) -> Router {
     let render_state = state.clone();
     Router::new()
         .route("/api/health", get(health))
+        .route("/api/models", get(models))
         .route("/api/chat", post(send))
         .route("/api/chat/abort", post(abort))
         .route("/api/chat/question", post(answer_question))
@@ -111,6 +113,21 @@ async fn health(State(state): State<AppState>) -> Json<HealthResponse> {
         version: env!("CARGO_PKG_VERSION").into(),
         runtime: state.runtime_name.into(),
     })
+}
+
+async fn models(State(state): State<AppState>) -> Json<ModelsResponse> {
+    let catalog = &state.chat.models;
+    let models = catalog
+        .entries()
+        .iter()
+        .map(|entry| ModelInfo {
+            name: entry.name.clone(),
+            provider: entry.provider.clone(),
+            model: entry.model.clone(),
+            context_window: entry.context_window,
+        })
+        .collect();
+    Json(ModelsResponse { default: catalog.default_entry().name.clone(), models })
 }
 
 async fn send(State(state): State<AppState>, headers: HeaderMap, ApiJson(request): ApiJson<ChatRequest>) -> Response {

@@ -3,6 +3,7 @@
 pub mod assets;
 pub mod chat;
 pub mod cli;
+pub mod config;
 pub mod error;
 mod fingerprint;
 pub mod http;
@@ -19,13 +20,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use self::assets::SiteAssets;
-use self::chat::{Chat, ChatConfig, Runtime};
+use self::chat::{Chat, ChatConfig};
 use self::cli::{Action, Cli, MapArgs, RuntimeKind, ServeArgs};
 use self::http::{AppState, router};
 use self::security::Security;
-use crate::runtime::agent::{Agent, AgentConfig};
 use crate::runtime::pi::PiConfig;
-use crate::runtime::scripted::{Script, ScriptedProvider};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -41,7 +40,7 @@ pub enum StartError {
     #[error("refusing to listen on {0} without an access token: --no-auth is only allowed on a loopback address")]
     OpenWithoutAuth(std::net::SocketAddr),
     #[error(transparent)]
-    Script(#[from] crate::runtime::scripted::ScriptError),
+    Models(#[from] self::config::ConfigError),
     #[error("opening the session store: {0}")]
     Store(#[from] crate::store::StoreError),
     #[error("{0}")]
@@ -55,7 +54,7 @@ pub async fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().action() {
-        Action::Serve(args) => match serve(args).await {
+        Action::Serve(args) => match serve(*args).await {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("chatwire: {error}");
@@ -119,27 +118,22 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir { path: data_dir.clone(), source })?;
     let store = crate::store::Store::open(&data_dir)?;
-    let script = match &args.script {
-        Some(path) => Script::load(path)?,
-        None => Script::demo(),
+    let models = Arc::new(self::config::catalog(&args, addr, &|name| std::env::var(name).ok())?);
+    let (pi, runtime_name) = match args.runtime {
+        RuntimeKind::Agent => (None, "agent"),
+        RuntimeKind::Pi => {
+            let mut words = args.pi_command.split_whitespace().map(str::to_owned);
+            let program = words.next().unwrap_or_else(|| "pi".to_owned()).into();
+            (Some(PiConfig { program, args: words.collect(), ..PiConfig::default() }), "pi")
+        }
     };
-    let approval = args.approval_for(addr);
-    let agent_config = AgentConfig { approval, tool_limits: args.tool_limits(), ..AgentConfig::default() };
-    let agent = Arc::new(Agent::new(Arc::new(ScriptedProvider::new(script)), agent_config));
     let config = ChatConfig {
         data_dir: data_dir.clone(),
         workspace: args.workspace.clone(),
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
+        pi,
     };
-    let (runtime, runtime_name) = match args.runtime {
-        RuntimeKind::Agent => (Runtime::Agent(agent), "agent"),
-        RuntimeKind::Pi => {
-            let mut words = args.pi_command.split_whitespace().map(str::to_owned);
-            let program = words.next().unwrap_or_else(|| "pi".to_owned()).into();
-            (Runtime::Pi(PiConfig { program, args: words.collect(), ..PiConfig::default() }), "pi")
-        }
-    };
-    let chat = Chat::with_runtime(store, runtime, config)?;
+    let chat = Chat::new(store, models, config)?;
 
     let mut allowed_hosts: Vec<String> =
         ["localhost", "127.0.0.1", "::1"].into_iter().map(str::to_owned).chain(args.allowed_hosts.clone()).collect();
@@ -152,7 +146,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
 
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let local = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
-    tracing::info!(data_dir = %data_dir.display(), assets = %assets.describe(), ?approval, "starting");
+    let approval = args.approval_for(addr);
+    tracing::info!(data_dir = %data_dir.display(), assets = %assets.describe(), ?approval, runtime = runtime_name, "starting");
     // stdout carries exactly the URL line, so scripts and tests can pick it up.
     match &token {
         Some(token) => println!("chatwire listening on http://{local}/?token={token}"),

@@ -1,0 +1,287 @@
+//! The models the server offers, from the command line or a TOML file, each built into a provider and its agent.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::cli::{ProviderKind, ServeArgs};
+use crate::runtime::agent::{Agent, AgentConfig};
+use crate::runtime::models::{CatalogError, ModelCatalog, ModelEntry};
+use crate::runtime::provider::Provider;
+use crate::runtime::providers::anthropic::AnthropicProvider;
+use crate::runtime::providers::openai::OpenAiProvider;
+use crate::runtime::providers::{ApiKey, Endpoint, http_client};
+use crate::runtime::scripted::{Script, ScriptError, ScriptedProvider};
+
+const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
+const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
+
+/// The `--config` file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The name of the model picked when a request names none [default: the first].
+    pub default: Option<String>,
+    #[serde(default, rename = "model")]
+    pub models: Vec<ModelConfig>,
+}
+
+/// One `[[model]]` of the file, or the model the flags describe.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// What the browser lists and sends as `model` [default: the model id, or the provider's name].
+    pub name: Option<String>,
+    pub provider: ProviderKind,
+    /// The model id the provider knows; required for `openai` and `anthropic`.
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub context_window: Option<u64>,
+    pub max_tokens: Option<u32>,
+    /// The script of a `scripted` model.
+    pub script: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading the config file {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("the config file {path} is not valid: {message}")]
+    Invalid { path: String, message: String },
+    #[error("--model is required with --provider {0} (the model id the provider knows, e.g. {1})")]
+    ModelMissing(&'static str, &'static str),
+    #[error("the API key variable {0} is not set (or empty); export it, or name another with --api-key-env")]
+    KeyMissing(String),
+    #[error("the default model {0:?} is not among the configured ones: {1}")]
+    UnknownDefault(String, String),
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+        ConfigFile::parse(&text).map_err(|message| ConfigError::Invalid { path: path.display().to_string(), message })
+    }
+
+    pub fn parse(text: &str) -> Result<ConfigFile, String> {
+        toml::from_str(text).map_err(|error| error.to_string())
+    }
+}
+
+/// The model catalog the command line asks for, for a server on `addr` (the default approval policy depends on it);
+/// `env` reads environment variables (the API keys).
+pub fn catalog(
+    args: &ServeArgs,
+    addr: SocketAddr,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ModelCatalog, ConfigError> {
+    let (models, default) = match &args.config {
+        Some(path) => {
+            let file = ConfigFile::load(path)?;
+            (file.models, args.model.clone().or(file.default))
+        }
+        None => {
+            let flags = ModelConfig {
+                name: None,
+                provider: args.provider,
+                model: args.model.clone(),
+                base_url: args.base_url.clone(),
+                api_key_env: args.api_key_env.clone(),
+                context_window: args.context_window,
+                max_tokens: args.max_tokens,
+                script: args.script.clone(),
+            };
+            (vec![flags], None)
+        }
+    };
+    let client = http_client();
+    let mut entries = models
+        .iter()
+        .map(|model| entry(model, args, addr, &client, env))
+        .collect::<Result<Vec<ModelEntry>, ConfigError>>()?;
+    if let Some(default) = default {
+        let at = entries.iter().position(|entry| entry.name == default).ok_or_else(|| {
+            let names: Vec<&str> = entries.iter().map(|entry| entry.name.as_str()).collect();
+            ConfigError::UnknownDefault(default.clone(), names.join(", "))
+        })?;
+        let chosen = entries.remove(at);
+        entries.insert(0, chosen);
+    }
+    Ok(ModelCatalog::new(entries)?)
+}
+
+fn entry(
+    config: &ModelConfig,
+    args: &ServeArgs,
+    addr: SocketAddr,
+    client: &reqwest::Client,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ModelEntry, ConfigError> {
+    let context_window = config.context_window.or(args.context_window).unwrap_or(DEFAULT_CONTEXT_WINDOW);
+    let (provider, model, base_url): (Arc<dyn Provider>, String, String) = match config.provider {
+        ProviderKind::Scripted => {
+            let script = match &config.script {
+                Some(path) => Script::load(path)?,
+                None => Script::demo(),
+            };
+            let model = config.script.as_ref().map_or("demo".to_owned(), |path| path.display().to_string());
+            (Arc::new(ScriptedProvider::new(script)), model, String::new())
+        }
+        ProviderKind::Openai => {
+            let model = config.model.clone().ok_or(ConfigError::ModelMissing("openai", "qwen2.5-coder"))?;
+            let base_url = config.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.to_owned());
+            // Local servers (Ollama, llama.cpp) take no key, so the default variable may be unset.
+            let api_key = api_key(config.api_key_env.as_deref(), "OPENAI_API_KEY", false, env)?;
+            let endpoint =
+                Endpoint { base_url: base_url.clone(), model: model.clone(), api_key, max_tokens: config.max_tokens };
+            (Arc::new(OpenAiProvider::new(client.clone(), endpoint)), model, base_url)
+        }
+        ProviderKind::Anthropic => {
+            let model = config.model.clone().ok_or(ConfigError::ModelMissing("anthropic", "claude-sonnet-4-5"))?;
+            let base_url = config.base_url.clone().unwrap_or_else(|| ANTHROPIC_BASE_URL.to_owned());
+            let api_key = api_key(config.api_key_env.as_deref(), "ANTHROPIC_API_KEY", true, env)?;
+            let endpoint =
+                Endpoint { base_url: base_url.clone(), model: model.clone(), api_key, max_tokens: config.max_tokens };
+            (Arc::new(AnthropicProvider::new(client.clone(), endpoint)), model, base_url)
+        }
+    };
+    let agent_config = AgentConfig {
+        max_retries: args.max_retries,
+        retry_base_delay: Duration::from_millis(args.retry_base_ms),
+        context_window,
+        compaction_threshold: args.compaction_threshold.clamp(0.1, 1.0),
+        tool_limits: args.tool_limits(),
+        approval: args.approval_for(addr),
+        ..AgentConfig::default()
+    };
+    let name = config.name.clone().unwrap_or_else(|| match config.provider {
+        ProviderKind::Scripted => "scripted".to_owned(),
+        ProviderKind::Openai | ProviderKind::Anthropic => model.clone(),
+    });
+    let provider_name = config.provider.as_str();
+    tracing::info!(name = %name, provider = provider_name, model = %model, base_url = %base_url, context_window, "model configured");
+    Ok(ModelEntry {
+        name,
+        provider: provider_name.to_owned(),
+        model,
+        context_window,
+        agent: Arc::new(Agent::new(provider, agent_config)),
+    })
+}
+
+/// The key from the variable `named`, else from `default_var`; a named variable must be set, the default one only
+/// when `required`.
+fn api_key(
+    named: Option<&str>,
+    default_var: &str,
+    required: bool,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<ApiKey>, ConfigError> {
+    let variable = named.unwrap_or(default_var);
+    match env(variable).map(|key| key.trim().to_owned()).filter(|key| !key.is_empty()) {
+        Some(key) => Ok(Some(ApiKey::new(key))),
+        None if required || named.is_some() => Err(ConfigError::KeyMissing(variable.to_owned())),
+        None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::cli::{Action, Cli};
+    use clap::Parser;
+
+    const LOOPBACK: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 3000);
+
+    fn serve_args(flags: &[&str]) -> ServeArgs {
+        let Action::Serve(args) = Cli::parse_from(std::iter::once("chatwire").chain(flags.iter().copied())).action()
+        else {
+            panic!("serve")
+        };
+        *args
+    }
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    #[test]
+    fn ollama_needs_no_key_and_is_named_by_its_model() {
+        let args = serve_args(&[
+            "--provider",
+            "openai",
+            "--base-url",
+            "http://127.0.0.1:11434/v1",
+            "--model",
+            "qwen2.5-coder",
+        ]);
+        let catalog = catalog(&args, LOOPBACK, &no_env).unwrap();
+        let entry = catalog.default_entry();
+        assert_eq!(
+            (entry.name.as_str(), entry.provider.as_str(), entry.context_window),
+            ("qwen2.5-coder", "openai", 128_000)
+        );
+    }
+
+    #[test]
+    fn anthropic_needs_its_key_and_a_named_variable_must_be_set() {
+        let args = serve_args(&["--provider", "anthropic", "--model", "claude-sonnet-4-5"]);
+        let error = catalog(&args, LOOPBACK, &no_env).err().unwrap();
+        assert_eq!(error.to_string().split(' ').nth(4), Some("ANTHROPIC_API_KEY"));
+        let env = |name: &str| (name == "ANTHROPIC_API_KEY").then(|| "sk-ant-x".to_owned());
+        assert!(catalog(&args, LOOPBACK, &env).is_ok());
+        let args = serve_args(&["--provider", "openai", "--model", "m", "--api-key-env", "MY_KEY"]);
+        assert!(matches!(catalog(&args, LOOPBACK, &no_env), Err(ConfigError::KeyMissing(name)) if name == "MY_KEY"));
+        let args = serve_args(&["--provider", "openai"]);
+        assert!(matches!(catalog(&args, LOOPBACK, &no_env), Err(ConfigError::ModelMissing("openai", _))));
+    }
+
+    #[test]
+    fn a_config_file_lists_several_models_and_names_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chatwire.toml");
+        std::fs::write(
+            &path,
+            r#"
+default = "claude"
+
+[[model]]
+name = "local"
+provider = "openai"
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5-coder"
+context_window = 32768
+
+[[model]]
+name = "claude"
+provider = "anthropic"
+model = "claude-sonnet-4-5"
+api_key_env = "WORK_ANTHROPIC_KEY"
+
+[[model]]
+provider = "scripted"
+"#,
+        )
+        .unwrap();
+        let args = serve_args(&["--config", path.to_str().unwrap()]);
+        let env = |name: &str| (name == "WORK_ANTHROPIC_KEY").then(|| "k".to_owned());
+        let models = catalog(&args, LOOPBACK, &env).unwrap();
+        assert_eq!(models.names(), ["claude", "local", "scripted"]);
+        assert_eq!(models.pick(Some("local")).unwrap().context_window, 32_768);
+        assert!(models.pick(Some("gpt")).is_none());
+        let args = serve_args(&["--config", path.to_str().unwrap(), "--model", "nope"]);
+        assert!(matches!(catalog(&args, LOOPBACK, &env), Err(ConfigError::UnknownDefault(..))));
+        std::fs::write(&path, "[[model]]\nprovider = \"openai\"\nmodle = \"x\"\n").unwrap();
+        let error = catalog(&serve_args(&["--config", path.to_str().unwrap()]), LOOPBACK, &env).err().unwrap();
+        assert!(error.to_string().contains("unknown field `modle`"), "{error}");
+    }
+}
