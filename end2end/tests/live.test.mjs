@@ -231,7 +231,8 @@ describe('chatwire live client', () => {
     const first = new URL(page.url()).pathname;
     await page.getByTestId('new-chat').click();
     await page.waitForURL((url) => url.pathname === '/');
-    assert.equal(await page.locator(userMessages).count(), 0, 'New chat shows an empty chat');
+    // Rows are drawn on animation frames: wait for the empty chat rather than sampling the page once.
+    await page.waitForFunction((selector) => document.querySelectorAll(selector).length === 0, userMessages, { timeout: 10_000 });
     await send(page, 'Second session');
     await page.waitForURL((url) => url.pathname !== '/' && url.pathname !== first);
     const second = new URL(page.url()).pathname;
