@@ -107,7 +107,7 @@ impl PiProcess {
         tokio::spawn(async move {
             let mut splitter = LineSplitter::new(max_line_bytes);
             let mut buffer = vec![0_u8; 64 * 1024];
-            let deliver = |event: LineEvent<'_>| {
+            let mut deliver = |event: LineEvent<'_>| {
                 let output = match event {
                     LineEvent::Line(line) if line.bytes.is_empty() => return,
                     LineEvent::Line(line) => match std::str::from_utf8(line.bytes) {
@@ -123,7 +123,6 @@ impl PiProcess {
                 };
                 let _ = sender.send(output);
             };
-            let mut deliver = deliver;
             loop {
                 match stdout.read(&mut buffer).await {
                     Ok(0) | Err(_) => break,
@@ -163,16 +162,21 @@ impl PiProcess {
         matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// Writes one command; returns its id.
+    /// Writes one command under a fresh id; returns the id.
     async fn send(&mut self, mut command: Value) -> Result<String, PiFailure> {
         self.next_command += 1;
         let id = format!("chatwire-{}", self.next_command);
         command["id"] = Value::String(id.clone());
-        let mut line = serde_json::to_vec(&command).expect("a command serializes");
+        self.write(&command).await?;
+        Ok(id)
+    }
+
+    /// Writes one JSON line to pi's stdin.
+    async fn write(&mut self, message: &Value) -> Result<(), PiFailure> {
+        let mut line = serde_json::to_vec(message).expect("a JSON value serializes");
         line.push(b'\n');
         self.stdin.write_all(&line).await.map_err(|e| PiFailure::Write(e.to_string()))?;
-        self.stdin.flush().await.map_err(|e| PiFailure::Write(e.to_string()))?;
-        Ok(id)
+        self.stdin.flush().await.map_err(|e| PiFailure::Write(e.to_string()))
     }
 
     /// How the process ended, with what it last said on stderr.
@@ -254,15 +258,12 @@ async fn drive(
             },
             () = control.wake.notified() => forward_queued(process, control).await?,
             Some((id, method, answer)) = answers.recv() => {
+                // An answer to pi's request carries that request's id, not one of ours.
                 let response = match method.as_str() {
-                    "confirm" => json!({"type": "extension_ui_response", "confirmed": is_yes(&answer)}),
-                    _ => json!({"type": "extension_ui_response", "value": answer}),
+                    "confirm" => json!({"type": "extension_ui_response", "id": id, "confirmed": is_yes(&answer)}),
+                    _ => json!({"type": "extension_ui_response", "id": id, "value": answer}),
                 };
-                let mut response = response;
-                response["id"] = Value::String(id.clone());
-                let mut line = serde_json::to_vec(&response).expect("a response serializes");
-                line.push(b'\n');
-                process.stdin.write_all(&line).await.map_err(|e| PiFailure::Write(e.to_string()))?;
+                process.write(&response).await?;
                 let _ = events.send(AgentEvent::ToolExecutionEnd {
                     tool_call_id: format!("ui-{id}"),
                     tool_name: "question".into(),
