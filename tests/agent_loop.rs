@@ -19,15 +19,7 @@ use support::invariants::{assert_no_null_fields, assert_run_invariants, text_par
 use tokio::sync::mpsc;
 
 fn mapper() -> EventMapper {
-    let mut counter = 0;
-    EventMapper::new(
-        "s",
-        Box::new(|| 1_800_000_000_000),
-        Box::new(move |kind| {
-            counter += 1;
-            format!("{kind}-{counter}")
-        }),
-    )
+    support::mapper::deterministic_mapper("s")
 }
 
 fn instant(mut script: Script) -> Script {

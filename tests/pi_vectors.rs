@@ -35,15 +35,7 @@ fn recordings() -> Vec<(String, PathBuf)> {
 }
 
 fn deterministic_mapper() -> EventMapper {
-    let mut counter = 0;
-    EventMapper::new(
-        "session-1",
-        Box::new(|| 1_800_000_000_000),
-        Box::new(move |kind| {
-            counter += 1;
-            format!("{kind}-{counter}")
-        }),
-    )
+    support::mapper::deterministic_mapper("session-1")
 }
 
 fn map_file(path: &Path) -> (String, EventMapper) {

@@ -185,15 +185,7 @@ fn config() -> AgentConfig {
 }
 
 fn mapper() -> EventMapper {
-    let mut counter = 0;
-    EventMapper::new(
-        "s",
-        Box::new(|| 1_800_000_000_000),
-        Box::new(move |kind| {
-            counter += 1;
-            format!("{kind}-{counter}")
-        }),
-    )
+    support::mapper::deterministic_mapper("s")
 }
 
 /// One session: the model's conversation, the mapper and a workspace, as the server keeps them.

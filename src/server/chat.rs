@@ -579,6 +579,15 @@ mod tests {
         }
     }
 
+    /// Waits (up to 20 s) until the session has no run in progress.
+    async fn until_idle(live: &SessionLive) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        while live.active_run_id().is_some() {
+            assert!(tokio::time::Instant::now() < deadline, "the session's runs never ended");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     #[tokio::test]
     async fn a_message_for_a_run_that_is_ending_starts_the_next_run() {
         let dir = tempfile::tempdir().unwrap();
@@ -594,11 +603,7 @@ mod tests {
         let next = chat.send(request(&session, "plain", None)).await;
         assert!(matches!(next, Err(ApiError::Conflict(_))), "the steer's run is active and open: {next:?}");
 
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        while live.active_run_id().is_some() {
-            assert!(tokio::time::Instant::now() < deadline, "the runs never ended");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        until_idle(&live).await;
         let users: Vec<String> = chat
             .detail(&session)
             .unwrap()
@@ -624,11 +629,7 @@ mod tests {
         // Built while the run streams; every later append must keep it equal to a replay.
         let during = chat.detail(&session).unwrap();
         assert!(during.pending.is_some(), "the run was still going");
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        while live.active_run_id().is_some() {
-            assert!(tokio::time::Instant::now() < deadline, "the run never ended");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        until_idle(&live).await;
         let kept = chat.transcript(&live).unwrap();
         let replayed = chat.snapshot(&session).unwrap();
         assert_eq!(kept.last_seq, replayed.last_seq);

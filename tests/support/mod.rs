@@ -5,5 +5,7 @@
 pub mod golden;
 pub mod invariants;
 #[cfg(feature = "ssr")]
+pub mod mapper;
+#[cfg(feature = "ssr")]
 pub mod server;
 pub mod strategies;
