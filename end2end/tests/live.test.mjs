@@ -4,11 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { ARTIFACTS_DIR, makeTempDir, removeDir, startServer } from './support.mjs';
-
-const CHROMIUM_PATH = '/usr/bin/chromium';
-const HYDRATION_TIMEOUT_MS = 30_000;
+import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, waitForHydration, writeScript } from './support.mjs';
 
 // Turn 1 streams numbered words slowly (about 10 s), so a test can act mid-run and then check that every word
 // arrived exactly once and in order. Turn 2 answers a steered conversation's second model call.
@@ -70,36 +66,21 @@ async function send(page, text) {
 
 describe('chatwire live client', () => {
   let server;
-  let scriptDir;
-  let userDataDir;
+  let script;
+  let browser;
   let context;
 
   before(async () => {
-    scriptDir = await makeTempDir('chatwire-script-');
-    const script = path.join(scriptDir, 'slow.json');
-    await fs.writeFile(script, JSON.stringify(SCRIPT));
-    server = await startServer({ args: ['--script', script] });
-    userDataDir = await makeTempDir('chatwire-profile-');
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    script = await writeScript(SCRIPT, 'slow.json');
+    server = await startServer({ args: ['--script', script.file] });
+    browser = await launchBrowser();
+    context = browser.context;
   }, { timeout: 90_000 });
 
   after(async () => {
-    await context?.close();
-    await removeDir(userDataDir);
+    await browser?.close();
     await server?.stop();
-    await removeDir(scriptDir);
+    await script?.remove();
   }, { timeout: 30_000 });
 
   /**
@@ -128,8 +109,7 @@ describe('chatwire live client', () => {
       await page.close();
     });
     // The printed URL carries the token; the server trades it for a cookie and redirects to `/`.
-    await page.goto(server.url, { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await openApp(page, server);
     return {
       page,
       /** Runs `action`; console errors matching `expected` and failures of streams in flight are its own doing. */
@@ -181,7 +161,7 @@ describe('chatwire live client', () => {
     assert.match(new URL(sessionUrl).pathname, /^\/s\//);
     await tolerate(/net::ERR_/, async () => {
       await page.reload({ waitUntil: 'domcontentloaded' });
-      await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+      await waitForHydration(page);
     });
     assert.equal(page.url(), sessionUrl, 'the reload opens the same session');
     // The run goes on: Stop is offered while the rest of the answer streams in.
@@ -316,28 +296,21 @@ const PLAN_SCRIPT = {
 
 describe('chatwire plan mode', () => {
   let server;
-  let scriptDir;
-  let userDataDir;
+  let script;
+  let browser;
   let context;
 
   before(async () => {
-    scriptDir = await makeTempDir('chatwire-script-');
-    const script = path.join(scriptDir, 'plan.json');
-    await fs.writeFile(script, JSON.stringify(PLAN_SCRIPT));
-    server = await startServer({ args: ['--script', script] });
-    userDataDir = await makeTempDir('chatwire-profile-');
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
-    });
+    script = await writeScript(PLAN_SCRIPT, 'plan.json');
+    server = await startServer({ args: ['--script', script.file] });
+    browser = await launchBrowser();
+    context = browser.context;
   }, { timeout: 90_000 });
 
   after(async () => {
-    await context?.close();
-    await removeDir(userDataDir);
+    await browser?.close();
     await server?.stop();
-    await removeDir(scriptDir);
+    await script?.remove();
   }, { timeout: 30_000 });
 
   test('Plan mode sends mode "plan"; Execute and Refine answer a plan that waits for a decision', { timeout: 120_000 }, async (t) => {
@@ -350,8 +323,7 @@ describe('chatwire plan mode', () => {
     page.on('request', (req) => {
       if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat') bodies.push(JSON.parse(req.postData()));
     });
-    await page.goto(server.url, { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await openApp(page, server);
 
     await page.getByRole('radio', { name: 'Plan' }).check();
     await send(page, 'Plan the fix');
@@ -370,7 +342,7 @@ describe('chatwire plan mode', () => {
     await decision.waitFor({ timeout: 30_000 });
     // The session's detail carries the plan: a reload still offers the decision.
     await page.reload({ waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await waitForHydration(page);
     await decision.waitFor({ timeout: 30_000 });
 
     await decision.getByRole('button', { name: 'Execute' }).click();

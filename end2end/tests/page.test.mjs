@@ -3,11 +3,17 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { ARTIFACTS_DIR, getPage, makeTempDir, openingTagWithClass, removeDir, startServer } from './support.mjs';
+import {
+  ARTIFACTS_DIR,
+  getPage,
+  launchBrowser,
+  openApp,
+  openingTagWithClass,
+  startServer,
+  waitForHydration,
+  watchProblems,
+} from './support.mjs';
 
-const CHROMIUM_PATH = '/usr/bin/chromium';
-const HYDRATION_TIMEOUT_MS = 30_000;
 const TEST_IDS = ['sidebar', 'transcript', 'composer'];
 // Errors fired by effects that run right after hydration arrive a moment later; give them time to show.
 const SETTLE_MS = 500;
@@ -37,48 +43,15 @@ describe('chatwire page', () => {
       assert.match(html, new RegExp(`data-testid\\s*=\\s*["']?${id}["'\\s>]`), `SSR HTML lacks data-testid="${id}"`);
     }
 
-    const userDataDir = await makeTempDir('chatwire-profile-');
-    let context;
-    // Chromium writes to its profile until it has exited, so the dir goes only after close().
-    t.after(async () => {
-      await context?.close();
-      await removeDir(userDataDir);
-    });
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-
-    const problems = [];
-    const watch = (page) => {
-      page.on('console', (msg) => {
-        if (msg.type() === 'error') {
-          const loc = msg.location();
-          problems.push(`console error: ${msg.text()}${loc?.url ? ` (${loc.url}:${loc.lineNumber})` : ''}`);
-        }
-      });
-      page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
-      page.on('requestfailed', (req) =>
-        problems.push(`request failed: ${req.method()} ${req.url()} — ${req.failure()?.errorText}`),
-      );
-    };
-    context.pages().forEach(watch);
-    context.on('page', watch);
+    const browser = await launchBrowser();
+    t.after(() => browser.close());
+    const { context } = browser;
+    const { problems, check } = watchProblems(context);
     const page = context.pages()[0] ?? (await context.newPage());
 
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
     try {
-      await page.goto(server.url, { waitUntil: 'domcontentloaded' });
-      await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+      await openApp(page, server);
     } catch (err) {
       await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'home-failed.png'), fullPage: true }).catch(() => {});
       err.message += `\nbrowser problems so far:\n${problems.join('\n') || '(none)'}\nserver output:\n${server.output()}`;
@@ -126,10 +99,10 @@ describe('chatwire page', () => {
     // The run's stream ends by itself after its last frame; then a reload shows the same session from the log.
     await streamFinished;
     await page.reload({ waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await waitForHydration(page);
     await page.getByText('Run it yourself:').waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('.sidebar__item').count(), 1, 'the sidebar lists the session');
 
-    assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
+    check();
   });
 });

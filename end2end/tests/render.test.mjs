@@ -4,11 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { ARTIFACTS_DIR, makeTempDir, removeDir, startServer } from './support.mjs';
-
-const CHROMIUM_PATH = '/usr/bin/chromium';
-const HYDRATION_TIMEOUT_MS = 30_000;
+import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, watchProblems, writeScript } from './support.mjs';
 
 const ANSWER = [
   '## Result',
@@ -48,60 +44,29 @@ const SCRIPT = {
 
 describe('transcript rendering', () => {
   let server;
-  let scriptDir;
+  let script;
 
   before(async () => {
-    scriptDir = await makeTempDir('chatwire-render-script-');
-    const scriptFile = path.join(scriptDir, 'script.json');
-    await fs.writeFile(scriptFile, JSON.stringify(SCRIPT));
-    server = await startServer({ args: ['--script', scriptFile] });
+    script = await writeScript(SCRIPT);
+    server = await startServer({ args: ['--script', script.file] });
   }, { timeout: 90_000 });
 
   after(async () => {
     await server?.stop();
-    await removeDir(scriptDir);
+    await script?.remove();
   }, { timeout: 30_000 });
 
   test('markdown, keyed rows, thinking, errors and scrolling', { timeout: 180_000 }, async (t) => {
-    const userDataDir = await makeTempDir('chatwire-profile-');
-    let context;
-    t.after(async () => {
-      await context?.close();
-      await removeDir(userDataDir);
-    });
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      viewport: { width: 375, height: 700 },
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const browser = await launchBrowser({ viewport: { width: 375, height: 700 } });
+    t.after(() => browser.close());
+    const { context } = browser;
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.origin });
 
-    const problems = [];
-    const watch = (page) => {
-      page.on('console', (msg) => {
-        if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-      });
-      page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
-      page.on('requestfailed', (req) =>
-        problems.push(`request failed: ${req.method()} ${req.url()} — ${req.failure()?.errorText}`),
-      );
-    };
-    context.pages().forEach(watch);
-    context.on('page', watch);
+    const { check } = watchProblems(context);
     const page = context.pages()[0] ?? (await context.newPage());
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
 
-    await page.goto(server.url, { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await openApp(page, server);
 
     const isChatStream = (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat';
     const firstRunEnded = page.waitForEvent('requestfinished', { predicate: isChatStream, timeout: 60_000 });
@@ -197,6 +162,6 @@ describe('transcript rendering', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px at 375 px`);
 
-    assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
+    check();
   });
 });

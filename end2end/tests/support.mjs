@@ -1,4 +1,6 @@
-// Shared helpers for the end-to-end tests: launching the server binary in isolation, raw HTTP, HTML link parsing.
+// Shared helpers for the end-to-end tests: the server binary in isolation, Chromium with a throwaway profile,
+// a watcher for what goes wrong in the browser, raw HTTP, HTML link parsing.
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
@@ -6,8 +8,21 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
 
 export const ARTIFACTS_DIR = fileURLToPath(new URL('../artifacts/', import.meta.url));
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+export const HYDRATION_TIMEOUT_MS = 30_000;
+// Quiet, offline-friendly Chromium: no background traffic that could show up as a failed request.
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
@@ -204,4 +219,77 @@ export function openingTagWithClass(html, className) {
     if (cls && (cls[1] ?? cls[2] ?? cls[3]).split(/\s+/).includes(className)) return tag;
   }
   return undefined;
+}
+
+/**
+ * Launches Debian's Chromium with a fresh profile dir. `options` go to Playwright's launchPersistentContext
+ * (e.g. `viewport`). Resolves to { context, close() }; close() also removes the profile, which Chromium writes
+ * to until it has exited.
+ */
+export async function launchBrowser(options = {}) {
+  const userDataDir = await makeTempDir('chatwire-profile-');
+  try {
+    const context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      ...options,
+    });
+    return {
+      context,
+      async close() {
+        await context.close();
+        await removeDir(userDataDir);
+      },
+    };
+  } catch (err) {
+    await removeDir(userDataDir);
+    throw err;
+  }
+}
+
+/**
+ * Records console errors, page errors and failed requests of every page of `context`, present and future.
+ * Resolves nothing: returns { problems, check() }, where check() fails the test if anything was recorded.
+ */
+export function watchProblems(context) {
+  const problems = [];
+  const watch = (page) => {
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      const loc = msg.location();
+      problems.push(`console error: ${msg.text()}${loc?.url ? ` (${loc.url}:${loc.lineNumber})` : ''}`);
+    });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
+    page.on('requestfailed', (req) =>
+      problems.push(`request failed: ${req.method()} ${req.url()} — ${req.failure()?.errorText}`),
+    );
+  };
+  context.pages().forEach(watch);
+  context.on('page', watch);
+  return {
+    problems,
+    check() {
+      assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
+    },
+  };
+}
+
+/** Opens the server's printed URL (its token becomes a cookie) in `page` and waits until the app has hydrated. */
+export async function openApp(page, server) {
+  await page.goto(server.url, { waitUntil: 'domcontentloaded' });
+  await waitForHydration(page);
+}
+
+/** Waits until the client has taken over the server-rendered page. */
+export async function waitForHydration(page) {
+  await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+}
+
+/** Writes a `scripted` provider script into a fresh temp dir. Resolves to { file, remove() }. */
+export async function writeScript(script, name = 'script.json') {
+  const dir = await makeTempDir('chatwire-script-');
+  const file = path.join(dir, name);
+  await fs.writeFile(file, JSON.stringify(script));
+  return { file, remove: () => removeDir(dir) };
 }
