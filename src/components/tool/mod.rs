@@ -319,7 +319,64 @@ fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch, state: Memo<To
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    const MARKUP: &str = "<img src=x onerror=alert(1)>";
+
+    /// Every renderer, drawn as the server would draw it, with markup in every argument and output field.
+    #[test]
+    fn no_renderer_turns_tool_text_into_markup() {
+        let owner = Owner::new();
+        owner.set();
+        let input = json!({
+            "command": MARKUP, "code": MARKUP, "path": MARKUP, "content": MARKUP, "oldText": MARKUP,
+            "newText": MARKUP, "pattern": MARKUP, "query": MARKUP, "thought": MARKUP, "question": MARKUP,
+            "options": [{"id": MARKUP, "label": MARKUP}],
+            "todos": [{"text": MARKUP, "status": "completed"}], MARKUP: [MARKUP, {"nested": MARKUP}],
+        });
+        let output = json!({
+            "output": format!("\u{1b}[31m{MARKUP}\u{1b}[0m"), "exitCode": 1, "truncated": true,
+            "fullOutputPath": MARKUP, "content": MARKUP, "bytes": 3,
+            "diff": format!("--- a/{MARKUP}\n+++ b/{MARKUP}\n@@ -1 +1 @@\n-{MARKUP}\n+{MARKUP}\n"),
+            "matches": [format!("{MARKUP}:1:{MARKUP}"), MARKUP], "todos": [{"text": MARKUP, "status": "pending"}],
+            "text": MARKUP, "answer": MARKUP, "details": {MARKUP: MARKUP},
+        });
+        let names = [
+            "Bash",
+            "IPython",
+            "Read",
+            "Write",
+            "Edit",
+            "Grep",
+            "Glob",
+            "Ls",
+            "WebSearch",
+            "TodoWrite",
+            "PlanWrite",
+            "Question",
+            "Task",
+            "Agent",
+            "Thinking",
+            "mcp__server__tool",
+            "SomethingElse",
+        ];
+        for name in names {
+            for state in ToolState::ALL {
+                let mut part = ChatToolPart::new(name, "call-1", state);
+                part.input = Some(input.clone());
+                part.output = state.is_terminal().then(|| output.clone());
+                part.error_text = Some(MARKUP.to_owned());
+                let html = view! { <ToolRow tool=ArcRwSignal::new(part)/> }.to_html();
+                assert!(!html.contains("<img"), "{name} in {state:?} made an element: {html}");
+                assert!(
+                    html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+                    "{name} in {state:?} lost the text: {html}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn status_follows_the_state_and_an_ended_run_interrupts_open_calls() {
