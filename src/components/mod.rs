@@ -13,4 +13,5 @@ pub use activity::ActivityLine;
 pub use composer::Composer;
 pub use queue::QueueChips;
 pub use sidebar::SessionsSidebar;
+pub use tool::{CustomRenderer, ToolRenderers};
 pub use transcript::Transcript;

@@ -89,7 +89,6 @@ pub struct EventMapper {
     args_pieces: Vec<ArgsText>,
 }
 
-const INTERRUPTED_TOOL: &str = "the run ended before this tool finished";
 /// `errorText` of a call the user denied.
 const DENIED_TOOL: &str = "denied by the user";
 
@@ -560,7 +559,7 @@ impl EventMapper {
         let unfinished: Vec<String> =
             run.tool_order.iter().filter(|id| !run.tools[*id].state.is_terminal()).cloned().collect();
         for id in unfinished {
-            self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL.into()), out);
+            self.tool_frame(&id, ToolState::OutputError, None, None, Some(INTERRUPTED_TOOL_ERROR.into()), out);
         }
     }
 

@@ -110,8 +110,11 @@ pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, fini
 
 fn insert_truncation(map: &mut Map<String, Value>, details: Option<&Value>) {
     let Some(details) = details else { return };
-    if details.get("truncation").is_some_and(|t| !t.is_null()) {
+    if let Some(truncation) = details.get("truncation").filter(|t| !t.is_null()) {
         map.insert("truncated".into(), true.into());
+        if let Some(total) = truncation.get("totalBytes").filter(|v| v.is_u64()) {
+            map.insert("totalBytes".into(), total.clone());
+        }
     }
     if let Some(path) = details.get("fullOutputPath").and_then(Value::as_str) {
         map.insert("fullOutputPath".into(), Value::String(path.to_owned()));

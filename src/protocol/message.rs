@@ -157,6 +157,10 @@ pub struct ChatToolPart {
 
 pub const TOOL_PART_PREFIX: &str = "tool-";
 
+/// The `errorText` of a call that was still open when its run ended: the mapper closes it with this, and the UI
+/// shows such a row as interrupted rather than failed.
+pub const INTERRUPTED_TOOL_ERROR: &str = "the run ended before this tool finished";
+
 impl ChatToolPart {
     pub fn new(tool_name: impl Into<String>, tool_call_id: impl Into<String>, state: ToolState) -> Self {
         ChatToolPart {

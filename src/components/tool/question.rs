@@ -1,32 +1,13 @@
-//! Tool rows: a simple name-and-state line, and the question card. Kept apart so richer tool views can replace it.
+//! The question card: a question the agent asks, answered with one of its options or skipped.
 
 use leptos::prelude::*;
 
 use crate::app::ChatActions;
-use crate::protocol::{AnswerKind, ChatToolPart, QuestionAnswer, ToolState};
+use crate::protocol::{AnswerKind, ChatToolPart, QuestionAnswer};
 
-/// One tool call of a message, redrawn whenever its part changes.
-#[component]
-pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
-    move || {
-        let tool = tool.get();
-        if tool.tool_name == "Question" && tool.state == ToolState::InputAvailable {
-            view! { <QuestionCard tool/> }.into_any()
-        } else {
-            view! {
-                <div class=format!("part part--tool tool tool--{}", tool.state.as_str())>
-                    <span class="tool__name">{tool.tool_name.clone()}</span>
-                    <span class="tool__state">{tool.state.as_str()}</span>
-                    {tool.error_text.clone().map(|text| view! { <span class="tool__error">{text}</span> })}
-                </div>
-            }
-            .into_any()
-        }
-    }
-}
 /// A question the agent is waiting on: its options as buttons, or Skip.
 #[component]
-fn QuestionCard(tool: ChatToolPart) -> impl IntoView {
+pub(super) fn QuestionCard(tool: ChatToolPart) -> impl IntoView {
     let actions = use_context::<ChatActions>();
     let input = tool.input.clone().unwrap_or_default();
     let question = input.get("question").and_then(|q| q.as_str()).unwrap_or("The agent asks:").to_owned();

@@ -1,0 +1,135 @@
+//! Bash and IPython rows: the command, its output in terminal colours (live while it runs: each partial result
+//! replaces the last), the exit code and a truncation notice; long output folds to its head and tail.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::ansi::{self, Span};
+use super::lines::format_bytes;
+use super::{input_str, output_field};
+use crate::protocol::ChatToolPart;
+
+/// Output longer than this many lines is folded to its first and last lines.
+const FOLD_LINES: usize = 40;
+const HEAD_LINES: usize = 12;
+const TAIL_LINES: usize = 12;
+
+#[component]
+pub fn BashView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
+    let command = Memo::new(move |_| part.with(|part| input_str(part, "command").unwrap_or_default()));
+    let output =
+        Memo::new(move |_| part.with(|part| output_field(part, "output").and_then(Value::as_str).map(str::to_owned)));
+    let exit_code = Memo::new(move |_| part.with(|part| output_field(part, "exitCode").and_then(Value::as_i64)));
+    let truncation = Memo::new(move |_| part.with(truncation_notice));
+    view! {
+        <div class="tool-bash">
+            <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">"$ "</span>{move || command.get()}</pre>
+            {move || output.get().map(|output| view! { <TerminalOutput output/> })}
+            <div class="tool-bash__footer">
+                {move || {
+                    exit_code
+                        .get()
+                        .map(|code| {
+                            let class = if code == 0 { "tool-bash__exit" } else { "tool-bash__exit tool-bash__exit--failed" };
+                            view! { <span class=class>{format!("exit {code}")}</span> }
+                        })
+                }}
+                {move || truncation.get().map(|notice| view! { <span class="tool-bash__truncated">{notice}</span> })}
+            </div>
+        </div>
+    }
+}
+
+/// IPython: the code, then its output as text.
+#[component]
+pub fn IPythonView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
+    let code = Memo::new(move |_| part.with(|part| input_str(part, "code").unwrap_or_default()));
+    let output = Memo::new(move |_| {
+        part.with(|part| {
+            output_field(part, "output")
+                .or_else(|| output_field(part, "text"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+    });
+    view! {
+        <div class="tool-bash">
+            <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">"In: "</span>{move || code.get()}</pre>
+            {move || output.get().map(|output| view! { <TerminalOutput output/> })}
+        </div>
+    }
+}
+
+/// "Output truncated: 1.2 MiB in total, full output in /tmp/…"
+fn truncation_notice(part: &ChatToolPart) -> Option<String> {
+    if output_field(part, "truncated").and_then(Value::as_bool) != Some(true) {
+        return None;
+    }
+    let mut notice = "Output truncated".to_owned();
+    if let Some(total) = output_field(part, "totalBytes").and_then(Value::as_u64) {
+        notice.push_str(&format!(": {} in total", format_bytes(total as usize)));
+    }
+    if let Some(path) = output_field(part, "fullOutputPath").and_then(Value::as_str) {
+        notice.push_str(&format!("; full output in {path}"));
+    }
+    Some(notice)
+}
+
+/// Terminal output with its colours; folded to head and tail when long, until "Show all".
+#[component]
+fn TerminalOutput(output: String) -> impl IntoView {
+    let lines = ansi::parse_lines(&output);
+    let total = lines.len();
+    if total <= FOLD_LINES {
+        return view! { <pre class="tool-output">{render_lines(lines)}</pre> }.into_any();
+    }
+    let expanded = RwSignal::new(false);
+    let hidden = total - HEAD_LINES - TAIL_LINES;
+    let head = lines[..HEAD_LINES].to_vec();
+    let tail = lines[total - TAIL_LINES..].to_vec();
+    let all = StoredValue::new(lines);
+    view! {
+        <pre class="tool-output">
+            {move || {
+                if expanded.get() {
+                    render_lines(all.get_value()).into_any()
+                } else {
+                    view! {
+                        {render_lines(head.clone())}
+                        <button
+                            class="button button--ghost tool__more"
+                            type="button"
+                            on:click=move |_| expanded.set(true)
+                        >
+                            {format!("Show all ({hidden} more lines)")}
+                        </button>
+                        {"\n"}
+                        {render_lines(tail.clone())}
+                    }
+                    .into_any()
+                }
+            }}
+        </pre>
+    }
+    .into_any()
+}
+
+fn render_lines(lines: Vec<Vec<Span>>) -> impl IntoView {
+    lines
+        .into_iter()
+        .map(|line| {
+            let spans = line
+                .into_iter()
+                .map(|span| {
+                    let classes = span.style.classes();
+                    if classes.is_empty() {
+                        view! { <span>{span.text}</span> }.into_any()
+                    } else {
+                        view! { <span class=classes>{span.text}</span> }.into_any()
+                    }
+                })
+                .collect_view();
+            view! { <span class="tool-output__line">{spans}{"\n"}</span> }
+        })
+        .collect_view()
+}

@@ -1,0 +1,194 @@
+//! Read, Write and Edit rows: the path as soon as the model has written it, the content growing line by line while
+//! the arguments stream (with a live size), then the file with line numbers or the edit's diff.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::diff::{self, DiffLine};
+use super::lines::{NumberedLines, format_bytes, size_label};
+use super::{input_str, output_field};
+use crate::protocol::{ChatToolPart, ToolState};
+
+/// Read results longer than this many lines fold.
+const READ_FOLD_LINES: usize = 60;
+
+#[component]
+fn PathLine(path: Memo<Option<String>>, #[prop(into)] detail: Signal<Option<String>>) -> impl IntoView {
+    view! {
+        <div class="tool-file__path">
+            <span class="tool-file__name">{move || path.get().unwrap_or_else(|| "…".to_owned())}</span>
+            {move || detail.get().map(|detail| view! { <span class="tool-file__detail">{detail}</span> })}
+        </div>
+    }
+}
+
+fn path_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<String>> {
+    Memo::new(move |_| part.with(|part| input_str(part, "path").or_else(|| input_str(part, "file_path"))))
+}
+
+fn streaming(part: ReadSignal<ChatToolPart>) -> Memo<bool> {
+    Memo::new(move |_| part.with(|part| part.state == ToolState::InputStreaming))
+}
+
+#[component]
+pub fn ReadView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
+    let path = path_memo(part);
+    let offset = Memo::new(move |_| {
+        part.with(|part| part.input.as_ref().and_then(|i| i.get("offset")).and_then(Value::as_u64).unwrap_or(1)).max(1)
+            as usize
+    });
+    let limit =
+        Memo::new(move |_| part.with(|part| part.input.as_ref().and_then(|i| i.get("limit")).and_then(Value::as_u64)));
+    // The tool appends "[Showing lines a-b of n. …]" to a partial read; it is shown as a notice, not as a line.
+    let content = Memo::new(move |_| {
+        part.with(|part| {
+            let text = output_field(part, "content").and_then(Value::as_str)?;
+            let truncated = output_field(part, "truncated").and_then(Value::as_bool) == Some(true);
+            Some(split_notice(text, truncated))
+        })
+    });
+    let range = Signal::derive(move || {
+        let first = offset.get();
+        let shown = content.with(|c| c.as_ref().map(|(text, notice)| (text.lines().count(), notice.is_some())));
+        match shown {
+            Some((count, partial)) if count > 0 && (first > 1 || partial || limit.get().is_some()) => {
+                Some(format!("lines {first}–{}", first + count - 1))
+            }
+            Some((count, _)) => Some(format!("{count} {}", if count == 1 { "line" } else { "lines" })),
+            None => match limit.get() {
+                Some(limit) => Some(format!("lines {first}–{}", first + limit as usize - 1)),
+                None => (first > 1).then(|| format!("from line {first}")),
+            },
+        }
+    });
+    let text = Signal::derive(move || content.with(|c| c.as_ref().map(|(text, _)| text.clone()).unwrap_or_default()));
+    let notice = move || content.with(|c| c.as_ref().and_then(|(_, notice)| notice.clone()));
+    view! {
+        <div class="tool-file">
+            <PathLine path detail=range/>
+            <Show when=move || content.with(Option::is_some)>
+                <NumberedLines text first_line=offset fold_after=Some(READ_FOLD_LINES)/>
+            </Show>
+            {move || notice().map(|notice| view! { <p class="tool-file__notice">{notice}</p> })}
+        </div>
+    }
+}
+
+/// Splits a trailing `\n\n[…]` continuation notice off a read's content.
+fn split_notice(text: &str, truncated: bool) -> (String, Option<String>) {
+    if truncated
+        && let Some(at) = text.rfind("\n\n[")
+        && text.ends_with(']')
+    {
+        return (text[..at].to_owned(), Some(text[at + 2..].trim_matches(['[', ']']).to_owned()));
+    }
+    (text.to_owned(), None)
+}
+
+#[component]
+pub fn WriteView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
+    let path = path_memo(part);
+    let is_streaming = streaming(part);
+    let content = Memo::new(move |_| part.with(|part| input_str(part, "content").unwrap_or_default()));
+    let written = Memo::new(move |_| part.with(|part| output_field(part, "bytes").and_then(Value::as_u64)));
+    let detail = Signal::derive(move || {
+        if let Some(bytes) = written.get() {
+            return Some(format!("wrote {}", format_bytes(bytes as usize)));
+        }
+        let label = content.with(|content| size_label(content));
+        Some(if is_streaming.get() { format!("writing… {label}") } else { label })
+    });
+    view! {
+        <div class="tool-file">
+            <PathLine path detail/>
+            <NumberedLines text=content first_line=1usize fold_after=None/>
+        </div>
+    }
+}
+
+#[component]
+pub fn EditView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
+    let path = path_memo(part);
+    let is_streaming = streaming(part);
+    let old_text =
+        Memo::new(move |_| part.with(|part| input_str(part, "oldText").or_else(|| input_str(part, "old_string"))));
+    let new_text = Memo::new(move |_| {
+        part.with(|part| input_str(part, "newText").or_else(|| input_str(part, "new_string")).unwrap_or_default())
+    });
+    let output_diff = Memo::new(move |_| {
+        part.with(|part| {
+            output_field(part, "diff").and_then(Value::as_str).filter(|d| !d.is_empty()).map(str::to_owned)
+        })
+    });
+    // While the model writes, the new text grows line by line; once the arguments are complete, the replacement
+    // (or, after the tool ran, the file's real diff with its line numbers).
+    let lines = Memo::new(move |_| {
+        if is_streaming.get() {
+            return None;
+        }
+        Some(match output_diff.get() {
+            Some(unified) => diff::parse_unified(&unified),
+            None => diff::replacement(&old_text.get().unwrap_or_default(), &new_text.get()),
+        })
+    });
+    let detail = Signal::derive(move || {
+        if is_streaming.get() {
+            return Some(format!("writing… {}", new_text.with(|text| size_label(text))));
+        }
+        lines.with(|lines| {
+            lines.as_ref().map(|lines| {
+                let (added, removed) = diff::counts(lines);
+                format!("+{added} −{removed}")
+            })
+        })
+    });
+    view! {
+        <div class="tool-file">
+            <PathLine path detail/>
+            {move || {
+                match lines.get() {
+                    None => view! { <NumberedLines text=new_text first_line=1usize fold_after=None/> }.into_any(),
+                    Some(lines) => view! { <DiffView lines/> }.into_any(),
+                }
+            }}
+        </div>
+    }
+}
+
+/// Diff lines with their old and new numbers; added and removed lines coloured.
+#[component]
+pub fn DiffView(lines: Vec<DiffLine>) -> impl IntoView {
+    let number = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
+    view! {
+        <div class="tool-diff" role="table" aria-label="Changes">
+            {lines
+                .into_iter()
+                .map(|line| {
+                    view! {
+                        <div class=line.kind.class() role="row">
+                            <span class="diff-line__no" aria-hidden="true">{number(line.old)}</span>
+                            <span class="diff-line__no" aria-hidden="true">{number(line.new)}</span>
+                            <span class="diff-line__sign" aria-hidden="true">{line.kind.sign()}</span>
+                            <span class="diff-line__text">{line.text}</span>
+                        </div>
+                    }
+                })
+                .collect_view()}
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_notice;
+
+    #[test]
+    fn a_partial_read_loses_its_notice_to_the_notice_line() {
+        let text = "line 3\nline 4\n\n[Showing lines 3-4 of 10. Use offset=5 to continue.]";
+        assert_eq!(
+            split_notice(text, true),
+            ("line 3\nline 4".to_owned(), Some("Showing lines 3-4 of 10. Use offset=5 to continue.".to_owned()))
+        );
+        assert_eq!(split_notice(text, false).1, None, "an untruncated read is all content");
+    }
+}

@@ -1,0 +1,89 @@
+//! A JSON value as a collapsible tree: objects and arrays fold (the first levels start open), leaves are coloured
+//! by type. All of it is text: keys and strings are never markup.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+/// Levels open from the start; deeper ones start folded.
+const OPEN_LEVELS: usize = 2;
+/// Strings longer than this are cut, with "show all" on the leaf.
+const LONG_STRING: usize = 400;
+
+#[component]
+pub fn JsonTree(value: Value) -> impl IntoView {
+    view! { <div class="json-tree">{node(None, value, 0)}</div> }
+}
+
+fn key_view(key: Option<String>) -> impl IntoView {
+    key.map(|key| view! { <span class="json-tree__key">{key}</span><span class="json-tree__colon">": "</span> })
+}
+
+fn node(key: Option<String>, value: Value, depth: usize) -> AnyView {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            let count = map.len();
+            let children: Vec<(String, Value)> = map.into_iter().collect();
+            view! {
+                <details class="json-tree__node" open=depth < OPEN_LEVELS>
+                    <summary>
+                        {key_view(key)}
+                        <span class="json-tree__meta">{format!("{{…}} {count} {}", if count == 1 { "key" } else { "keys" })}</span>
+                    </summary>
+                    <ul class="json-tree__children">
+                        {children
+                            .into_iter()
+                            .map(|(key, value)| view! { <li>{node(Some(key), value, depth + 1)}</li> })
+                            .collect_view()}
+                    </ul>
+                </details>
+            }
+            .into_any()
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let count = items.len();
+            view! {
+                <details class="json-tree__node" open=depth < OPEN_LEVELS>
+                    <summary>
+                        {key_view(key)}
+                        <span class="json-tree__meta">{format!("[…] {count} {}", if count == 1 { "item" } else { "items" })}</span>
+                    </summary>
+                    <ul class="json-tree__children">
+                        {items
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, value)| view! { <li>{node(Some(i.to_string()), value, depth + 1)}</li> })
+                            .collect_view()}
+                    </ul>
+                </details>
+            }
+            .into_any()
+        }
+        leaf => view! { <div class="json-tree__leaf">{key_view(key)}{leaf_view(leaf)}</div> }.into_any(),
+    }
+}
+
+fn leaf_view(value: Value) -> AnyView {
+    match value {
+        Value::String(text) if text.chars().count() > LONG_STRING => {
+            let expanded = RwSignal::new(false);
+            let short: String = text.chars().take(LONG_STRING).collect();
+            view! {
+                <span class="json-tree__string">
+                    {move || if expanded.get() { text.clone() } else { format!("{short}…") }}
+                </span>
+                <Show when=move || !expanded.get()>
+                    <button class="button button--ghost tool__more" type="button" on:click=move |_| expanded.set(true)>
+                        "show all"
+                    </button>
+                </Show>
+            }
+            .into_any()
+        }
+        Value::String(text) => view! { <span class="json-tree__string">{text}</span> }.into_any(),
+        Value::Number(number) => view! { <span class="json-tree__number">{number.to_string()}</span> }.into_any(),
+        Value::Bool(flag) => view! { <span class="json-tree__bool">{flag.to_string()}</span> }.into_any(),
+        Value::Null => view! { <span class="json-tree__null">"null"</span> }.into_any(),
+        Value::Object(_) => view! { <span class="json-tree__meta">"{}"</span> }.into_any(),
+        Value::Array(_) => view! { <span class="json-tree__meta">"[]"</span> }.into_any(),
+    }
+}

@@ -1,0 +1,186 @@
+//! Text shown as numbered lines that may still be growing: complete lines are split off once and each drawn once,
+//! only the open last line is redrawn as more text arrives. Long texts fold to their first lines with "Show all".
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+
+/// The complete lines of a text that grows at its end, split incrementally.
+#[derive(Debug, Default)]
+pub struct LineSplitter {
+    /// The text up to and including the last newline seen.
+    complete: String,
+    lines: Vec<Arc<str>>,
+}
+
+/// What a [`LineSplitter::sync`] found.
+#[derive(Debug, PartialEq)]
+pub enum LineSync {
+    Unchanged,
+    /// New complete lines after the ones already reported.
+    Appended(Vec<Arc<str>>),
+    /// The text is not a continuation of the previous one: all its complete lines.
+    Replaced(Vec<Arc<str>>),
+}
+
+impl LineSplitter {
+    pub fn sync(&mut self, text: &str) -> LineSync {
+        if !text.starts_with(self.complete.as_str()) {
+            self.complete.clear();
+            self.lines.clear();
+            let lines = self.take_lines(text);
+            return LineSync::Replaced(lines);
+        }
+        let lines = self.take_lines(text);
+        if lines.is_empty() { LineSync::Unchanged } else { LineSync::Appended(lines) }
+    }
+
+    fn take_lines(&mut self, text: &str) -> Vec<Arc<str>> {
+        let rest = &text[self.complete.len()..];
+        let Some(last_newline) = rest.rfind('\n') else { return Vec::new() };
+        let fresh: Vec<Arc<str>> =
+            rest[..last_newline].split('\n').map(|line| Arc::from(line.strip_suffix('\r').unwrap_or(line))).collect();
+        self.complete.push_str(&rest[..=last_newline]);
+        self.lines.extend(fresh.iter().cloned());
+        fresh
+    }
+
+    /// The text after the last complete line.
+    pub fn tail<'a>(&self, text: &'a str) -> &'a str {
+        text.get(self.complete.len()..).unwrap_or_default()
+    }
+}
+
+/// Line count and size of a text, for the live "12 lines · 340 B" line.
+pub fn size_label(text: &str) -> String {
+    let lines = if text.is_empty() { 0 } else { text.lines().count() };
+    format!("{} {} · {}", lines, if lines == 1 { "line" } else { "lines" }, format_bytes(text.len()))
+}
+
+pub fn format_bytes(bytes: usize) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} B"),
+        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+/// `text` as numbered lines from `first_line` on, drawn incrementally; past `fold_after` lines only the first
+/// `fold_after` are drawn until "Show all" is pressed (`None`: never folded).
+#[component]
+pub fn NumberedLines(
+    #[prop(into)] text: Signal<String>,
+    #[prop(into)] first_line: Signal<usize>,
+    fold_after: Option<usize>,
+) -> impl IntoView {
+    let splitter = StoredValue::new(LineSplitter::default());
+    let lines = RwSignal::new(Vec::<(usize, Arc<str>)>::new());
+    let tail = RwSignal::new(String::new());
+    let generation = StoredValue::new(0usize);
+    Effect::new(move |_| {
+        text.with(|text| {
+            let sync = splitter.try_update_value(|splitter| {
+                let sync = splitter.sync(text);
+                let open = splitter.tail(text);
+                if tail.with_untracked(|old| old != open) {
+                    tail.set(open.to_owned());
+                }
+                sync
+            });
+            let Some(sync) = sync else { return };
+            let numbered = |start: usize, fresh: Vec<Arc<str>>| {
+                fresh.into_iter().enumerate().map(move |(i, line)| (start + i, line)).collect::<Vec<_>>()
+            };
+            match sync {
+                LineSync::Unchanged => {}
+                LineSync::Appended(fresh) => {
+                    lines.update(|lines| {
+                        let start = lines.len();
+                        lines.extend(numbered(start, fresh));
+                    });
+                }
+                LineSync::Replaced(fresh) => {
+                    // New keys, so no line of the old text is taken for one of the new.
+                    generation.update_value(|g| *g += 1);
+                    lines.set(numbered(0, fresh));
+                }
+            }
+        })
+    });
+    let expanded = RwSignal::new(false);
+    let shown = move || {
+        let lines = lines.get();
+        match fold_after {
+            Some(limit) if !expanded.get() && lines.len() > limit => lines[..limit].to_vec(),
+            Some(_) | None => lines,
+        }
+    };
+    let hidden = move || match fold_after {
+        Some(limit) if !expanded.get() => lines.with(|lines| lines.len().saturating_sub(limit)),
+        Some(_) | None => 0,
+    };
+    let key_generation = move || generation.get_value();
+    view! {
+        <div class="tool-lines">
+            <For each=shown key=move |(index, _)| (key_generation(), *index) let:line>
+                <div class="tool-lines__line">
+                    <span class="tool-lines__no" aria-hidden="true">{move || first_line.get() + line.0}</span>
+                    <span class="tool-lines__text">{line.1.to_string()}</span>
+                </div>
+            </For>
+            <Show when=move || hidden() == 0 && tail.with(|tail| !tail.is_empty())>
+                <div class="tool-lines__line tool-lines__line--open">
+                    <span class="tool-lines__no" aria-hidden="true">
+                        {move || first_line.get() + lines.with(Vec::len)}
+                    </span>
+                    <span class="tool-lines__text">{move || tail.get()}</span>
+                </div>
+            </Show>
+            <Show when=move || { hidden() > 0 }>
+                <button class="button button--ghost tool__more" type="button" on:click=move |_| expanded.set(true)>
+                    {move || format!("Show all ({} more lines)", hidden())}
+                </button>
+            </Show>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(lines: &[Arc<str>]) -> Vec<&str> {
+        lines.iter().map(|line| &**line).collect()
+    }
+
+    #[test]
+    fn complete_lines_are_reported_once_and_the_tail_stays_open() {
+        let mut splitter = LineSplitter::default();
+        assert_eq!(splitter.sync("fn ma"), LineSync::Unchanged);
+        assert_eq!(splitter.tail("fn ma"), "fn ma");
+        let LineSync::Appended(lines) = splitter.sync("fn main() {\n    pri") else { panic!("lines expected") };
+        assert_eq!(texts(&lines), ["fn main() {"]);
+        assert_eq!(splitter.tail("fn main() {\n    pri"), "    pri");
+        let LineSync::Appended(lines) = splitter.sync("fn main() {\n    print();\r\n\n}") else { panic!() };
+        assert_eq!(texts(&lines), ["    print();", ""]);
+        assert_eq!(splitter.sync("fn main() {\n    print();\r\n\n}"), LineSync::Unchanged);
+    }
+
+    #[test]
+    fn a_text_that_does_not_continue_the_old_one_replaces_it() {
+        let mut splitter = LineSplitter::default();
+        splitter.sync("a\nb\n");
+        let LineSync::Replaced(lines) = splitter.sync("x\ny") else { panic!("a replacement expected") };
+        assert_eq!(texts(&lines), ["x"]);
+        assert_eq!(splitter.tail("x\ny"), "y");
+    }
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(size_label(""), "0 lines · 0 B");
+        assert_eq!(size_label("one"), "1 line · 3 B");
+        assert_eq!(size_label("a\nb\n"), "2 lines · 4 B");
+        assert_eq!(format_bytes(2048), "2.0 KiB");
+        assert_eq!(format_bytes(3 * 1_048_576), "3.0 MiB");
+    }
+}

@@ -1,0 +1,428 @@
+//! Tool rows: a header with the call's status and duration, and a body chosen by tool name (DESIGN.md §6): the
+//! built-in renderers, then `mcp__<server>__<tool>`, then the custom renderers registered by name, then the generic
+//! arguments/result view, which is a plain name row when the call has nothing to show.
+//!
+//! The body is chosen once per row (a call keeps its name); inside it, each piece reads only the fields it shows
+//! through memos, so a streamed argument delta redraws the growing text, not the row.
+
+mod ansi;
+mod bash;
+mod diff;
+mod files;
+mod generic;
+mod json_tree;
+mod lines;
+mod question;
+mod registry;
+mod search;
+mod todo;
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::app::ChatActions;
+use crate::protocol::{ChatToolPart, INTERRUPTED_TOOL_ERROR, ToolState};
+
+pub use registry::{CustomRenderer, ToolRenderers};
+
+/// What the row says about its call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowStatus {
+    Drafting,
+    Running,
+    AwaitingApproval,
+    Done,
+    Failed,
+    Denied,
+    /// The run ended before the call had a result.
+    Interrupted,
+}
+
+impl RowStatus {
+    pub fn of(state: ToolState, error_text: Option<&str>, run_active: bool) -> RowStatus {
+        match state {
+            ToolState::OutputAvailable => RowStatus::Done,
+            ToolState::OutputDenied => RowStatus::Denied,
+            ToolState::OutputError if error_text == Some(INTERRUPTED_TOOL_ERROR) => RowStatus::Interrupted,
+            ToolState::OutputError => RowStatus::Failed,
+            ToolState::InputStreaming | ToolState::InputAvailable | ToolState::ApprovalRequested if !run_active => {
+                RowStatus::Interrupted
+            }
+            ToolState::InputStreaming => RowStatus::Drafting,
+            ToolState::InputAvailable => RowStatus::Running,
+            ToolState::ApprovalRequested => RowStatus::AwaitingApproval,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowStatus::Drafting => "drafting",
+            RowStatus::Running => "running",
+            RowStatus::AwaitingApproval => "awaiting-approval",
+            RowStatus::Done => "done",
+            RowStatus::Failed => "error",
+            RowStatus::Denied => "denied",
+            RowStatus::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            RowStatus::Drafting => "drafting…",
+            RowStatus::Running => "running…",
+            RowStatus::AwaitingApproval => "awaiting approval",
+            RowStatus::Done => "done",
+            RowStatus::Failed => "error",
+            RowStatus::Denied => "denied",
+            RowStatus::Interrupted => "interrupted",
+        }
+    }
+
+    fn is_final(self) -> bool {
+        match self {
+            RowStatus::Done | RowStatus::Failed | RowStatus::Denied | RowStatus::Interrupted => true,
+            RowStatus::Drafting | RowStatus::Running | RowStatus::AwaitingApproval => false,
+        }
+    }
+}
+
+/// `850 ms`, `1.2 s`, `2 min 05 s`.
+pub fn format_duration(ms: f64) -> String {
+    let ms = ms.max(0.0);
+    if ms < 1000.0 {
+        format!("{} ms", ms.round() as u64)
+    } else if ms < 60_000.0 {
+        format!("{:.1} s", ms / 1000.0)
+    } else {
+        let secs = (ms / 1000.0).round() as u64;
+        format!("{} min {:02} s", secs / 60, secs % 60)
+    }
+}
+
+/// The renderer a tool name gets.
+#[derive(Clone)]
+pub enum Dispatch {
+    Builtin(Builtin),
+    Mcp { server: String, tool: String },
+    Custom(CustomRenderer),
+    Generic,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Builtin {
+    Bash,
+    IPython,
+    Read,
+    Write,
+    Edit,
+    Grep,
+    Glob,
+    Ls,
+    WebSearch,
+    TodoWrite,
+    PlanWrite,
+    Question,
+    /// Task and Agent: sub-agents with their own rows.
+    Task,
+    /// The legacy `tool-Thinking` part.
+    Thinking,
+}
+
+impl Dispatch {
+    pub fn resolve(name: &str, custom: &ToolRenderers) -> Dispatch {
+        let builtin = match name {
+            "Bash" => Some(Builtin::Bash),
+            "IPython" => Some(Builtin::IPython),
+            "Read" => Some(Builtin::Read),
+            "Write" => Some(Builtin::Write),
+            "Edit" => Some(Builtin::Edit),
+            "Grep" => Some(Builtin::Grep),
+            "Glob" => Some(Builtin::Glob),
+            "Ls" => Some(Builtin::Ls),
+            "WebSearch" => Some(Builtin::WebSearch),
+            "TodoWrite" => Some(Builtin::TodoWrite),
+            "PlanWrite" => Some(Builtin::PlanWrite),
+            "Question" => Some(Builtin::Question),
+            "Task" | "Agent" => Some(Builtin::Task),
+            "Thinking" => Some(Builtin::Thinking),
+            _ => None,
+        };
+        if let Some(builtin) = builtin {
+            return Dispatch::Builtin(builtin);
+        }
+        if let Some((server, tool)) = name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__"))
+            && !server.is_empty()
+            && !tool.is_empty()
+        {
+            return Dispatch::Mcp { server: server.to_owned(), tool: tool.to_owned() };
+        }
+        match custom.get(name) {
+            Some(renderer) => Dispatch::Custom(renderer),
+            None => Dispatch::Generic,
+        }
+    }
+}
+
+/// A string argument of the call, as far as it has been written.
+pub(crate) fn input_str(part: &ChatToolPart, key: &str) -> Option<String> {
+    part.input.as_ref()?.get(key)?.as_str().map(str::to_owned)
+}
+
+pub(crate) fn output_field<'a>(part: &'a ChatToolPart, key: &str) -> Option<&'a Value> {
+    part.output.as_ref()?.get(key)
+}
+
+#[cfg(feature = "hydrate")]
+fn now_ms() -> Option<f64> {
+    Some(js_sys::Date::now())
+}
+
+/// The server draws no live rows, so it never times one.
+#[cfg(not(feature = "hydrate"))]
+fn now_ms() -> Option<f64> {
+    None
+}
+
+/// One tool call of a message. The row's root keeps `tool tool--<state>` for styling and tests.
+#[component]
+pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
+    let part = RwSignal::from(tool).read_only();
+    let name = part.with_untracked(|part| part.tool_name.clone());
+    let actions = use_context::<ChatActions>();
+    let state = Memo::new(move |_| part.with(|part| part.state));
+    let status = Memo::new(move |_| {
+        let run_active = actions.is_none_or(|actions| actions.busy());
+        part.with(|part| RowStatus::of(part.state, part.error_text.as_deref(), run_active))
+    });
+    let duration = timing(part, status);
+    let custom = use_context::<ToolRenderers>().unwrap_or_default();
+    let dispatch = Dispatch::resolve(&name, &custom);
+    let title = match &dispatch {
+        Dispatch::Mcp { server, tool } => view! {
+            <span class="tool__name">{tool.clone()}</span>
+            <span class="tool__server">{format!("mcp · {server}")}</span>
+        }
+        .into_any(),
+        Dispatch::Builtin(_) | Dispatch::Custom(_) | Dispatch::Generic => {
+            view! { <span class="tool__name">{name.clone()}</span> }.into_any()
+        }
+    };
+    let error = Memo::new(move |_| {
+        part.with(|part| match part.state {
+            ToolState::OutputError | ToolState::OutputDenied => part.error_text.clone(),
+            ToolState::InputStreaming
+            | ToolState::InputAvailable
+            | ToolState::ApprovalRequested
+            | ToolState::OutputAvailable => None,
+        })
+    });
+    let awaiting_approval = Memo::new(move |_| state.get() == ToolState::ApprovalRequested);
+    let has_chart = Memo::new(move |_| part.with(|part| output_field(part, "chart").is_some()));
+    let body = move || {
+        // The approval card and the chart take over the body whatever the tool; until they exist, the tool's own
+        // renderer shows the call.
+        if awaiting_approval.get() {
+            return approval_body(part, &dispatch, state);
+        }
+        if has_chart.get() {
+            return chart_body(part, &dispatch);
+        }
+        tool_body(part, &dispatch, state)
+    };
+    view! {
+        <div
+            class=move || format!("part part--tool tool tool--{}", state.get().as_str())
+            data-tool=name
+            data-status=move || status.get().as_str()
+        >
+            <div class="tool__header">
+                {title}
+                <span class="tool__state">{move || status.get().label()}</span>
+                {move || duration.get().map(|ms| view! { <span class="tool__duration">{format_duration(ms)}</span> })}
+            </div>
+            <div class="tool__body">{body}</div>
+            {move || error.get().map(|text| view! { <p class="tool__error">{text}</p> })}
+        </div>
+    }
+}
+
+/// How long the call ran, measured by this page: from when its arguments were complete (the last one that arrived,
+/// or when it was first seen running) to when it ended. A row that was already finished when the page loaded has no
+/// duration (see docs/decisions.md, "Tool rows").
+fn timing(part: ReadSignal<ChatToolPart>, status: Memo<RowStatus>) -> ReadSignal<Option<f64>> {
+    let started = StoredValue::new(None::<f64>);
+    let last_draft = StoredValue::new(None::<f64>);
+    let duration = RwSignal::new(None::<f64>);
+    Effect::new(move |_| {
+        let status = status.get();
+        if status.is_final() {
+            let start = started.get_value().or(last_draft.get_value());
+            if let (Some(start), Some(now), None) = (start, now_ms(), duration.get_untracked()) {
+                duration.set(Some(now - start));
+            }
+        } else if status == RowStatus::Drafting {
+            // A quick call can go from drafting to done within one batch of frames: its last argument delta is
+            // then the best known start.
+            part.track();
+            last_draft.set_value(now_ms());
+        } else if started.get_value().is_none() {
+            started.set_value(now_ms());
+        }
+    });
+    duration.read_only()
+}
+
+/// The body of a call waiting for approval. The approval card replaces this arm; until then the tool's renderer
+/// shows what would run.
+fn approval_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch, state: Memo<ToolState>) -> AnyView {
+    tool_body(part, dispatch, state)
+}
+
+/// The body of a call whose output carries a chart. The chart renderer replaces this arm; until then the generic view
+/// shows the output, chart JSON included.
+fn chart_body(part: ReadSignal<ChatToolPart>, _dispatch: &Dispatch) -> AnyView {
+    view! { <generic::GenericView part/> }.into_any()
+}
+
+fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch, state: Memo<ToolState>) -> AnyView {
+    match dispatch {
+        Dispatch::Builtin(builtin) => match builtin {
+            Builtin::Bash => view! { <bash::BashView part/> }.into_any(),
+            Builtin::IPython => view! { <bash::IPythonView part/> }.into_any(),
+            Builtin::Read => view! { <files::ReadView part/> }.into_any(),
+            Builtin::Write => view! { <files::WriteView part/> }.into_any(),
+            Builtin::Edit => view! { <files::EditView part/> }.into_any(),
+            Builtin::Grep => view! { <search::GrepView part/> }.into_any(),
+            Builtin::Glob | Builtin::Ls => view! { <search::FileListView part/> }.into_any(),
+            Builtin::WebSearch => view! { <generic::WebSearchView part/> }.into_any(),
+            Builtin::TodoWrite | Builtin::PlanWrite => view! { <todo::TodoView part/> }.into_any(),
+            Builtin::Question => {
+                let asking = Memo::new(move |_| state.get() == ToolState::InputAvailable);
+                (move || {
+                    if asking.get() {
+                        view! { <question::QuestionCard tool=part.get_untracked()/> }.into_any()
+                    } else {
+                        view! { <generic::GenericView part/> }.into_any()
+                    }
+                })
+                .into_any()
+            }
+            // Task/Agent groups with the sub-agent's rows replace this arm; until then the generic view.
+            Builtin::Task => view! { <generic::GenericView part/> }.into_any(),
+            Builtin::Thinking => view! { <generic::ThinkingToolView part/> }.into_any(),
+        },
+        Dispatch::Mcp { .. } => view! { <generic::McpView part/> }.into_any(),
+        Dispatch::Custom(renderer) => renderer.render(part),
+        Dispatch::Generic => view! { <generic::GenericView part/> }.into_any(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const MARKUP: &str = "<img src=x onerror=alert(1)>";
+
+    /// Every renderer, drawn as the server would draw it, with markup in every argument and output field.
+    #[test]
+    fn no_renderer_turns_tool_text_into_markup() {
+        let owner = Owner::new();
+        owner.set();
+        let input = json!({
+            "command": MARKUP, "code": MARKUP, "path": MARKUP, "content": MARKUP, "oldText": MARKUP,
+            "newText": MARKUP, "pattern": MARKUP, "query": MARKUP, "thought": MARKUP, "question": MARKUP,
+            "options": [{"id": MARKUP, "label": MARKUP}],
+            "todos": [{"text": MARKUP, "status": "completed"}], MARKUP: [MARKUP, {"nested": MARKUP}],
+        });
+        let output = json!({
+            "output": format!("\u{1b}[31m{MARKUP}\u{1b}[0m"), "exitCode": 1, "truncated": true,
+            "fullOutputPath": MARKUP, "content": MARKUP, "bytes": 3,
+            "diff": format!("--- a/{MARKUP}\n+++ b/{MARKUP}\n@@ -1 +1 @@\n-{MARKUP}\n+{MARKUP}\n"),
+            "matches": [format!("{MARKUP}:1:{MARKUP}"), MARKUP], "todos": [{"text": MARKUP, "status": "pending"}],
+            "text": MARKUP, "answer": MARKUP, "details": {MARKUP: MARKUP},
+        });
+        let names = [
+            "Bash",
+            "IPython",
+            "Read",
+            "Write",
+            "Edit",
+            "Grep",
+            "Glob",
+            "Ls",
+            "WebSearch",
+            "TodoWrite",
+            "PlanWrite",
+            "Question",
+            "Task",
+            "Agent",
+            "Thinking",
+            "mcp__server__tool",
+            "SomethingElse",
+        ];
+        for name in names {
+            for state in ToolState::ALL {
+                let mut part = ChatToolPart::new(name, "call-1", state);
+                part.input = Some(input.clone());
+                part.output = state.is_terminal().then(|| output.clone());
+                part.error_text = Some(MARKUP.to_owned());
+                let html = view! { <ToolRow tool=ArcRwSignal::new(part)/> }.to_html();
+                assert!(!html.contains("<img"), "{name} in {state:?} made an element: {html}");
+                assert!(
+                    html.contains("&lt;img src=x onerror=alert(1)&gt;"),
+                    "{name} in {state:?} lost the text: {html}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn status_follows_the_state_and_an_ended_run_interrupts_open_calls() {
+        use RowStatus::*;
+        use ToolState::*;
+        assert_eq!(RowStatus::of(InputStreaming, None, true), Drafting);
+        assert_eq!(RowStatus::of(InputAvailable, None, true), Running);
+        assert_eq!(RowStatus::of(ApprovalRequested, None, true), AwaitingApproval);
+        assert_eq!(RowStatus::of(OutputAvailable, None, true), Done);
+        assert_eq!(RowStatus::of(OutputError, Some("boom"), true), Failed);
+        assert_eq!(RowStatus::of(OutputDenied, Some("denied by the user"), false), Denied);
+        assert_eq!(RowStatus::of(OutputError, Some(INTERRUPTED_TOOL_ERROR), false), Interrupted);
+        for open in [InputStreaming, InputAvailable, ApprovalRequested] {
+            assert_eq!(RowStatus::of(open, None, false), Interrupted, "{open:?}");
+        }
+        assert_eq!(RowStatus::of(OutputAvailable, None, false), Done);
+    }
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(format_duration(0.4), "0 ms");
+        assert_eq!(format_duration(850.0), "850 ms");
+        assert_eq!(format_duration(1234.0), "1.2 s");
+        assert_eq!(format_duration(125_000.0), "2 min 05 s");
+    }
+
+    #[test]
+    fn dispatch_goes_builtin_then_mcp_then_custom_then_generic() {
+        let custom = ToolRenderers::default().register("Deploy", |_| ().into_any());
+        let kind = |name: &str| match Dispatch::resolve(name, &custom) {
+            Dispatch::Builtin(builtin) => format!("builtin {builtin:?}"),
+            Dispatch::Mcp { server, tool } => format!("mcp {server} {tool}"),
+            Dispatch::Custom(_) => "custom".to_owned(),
+            Dispatch::Generic => "generic".to_owned(),
+        };
+        assert_eq!(kind("Bash"), "builtin Bash");
+        assert_eq!(kind("Agent"), "builtin Task");
+        assert_eq!(kind("Glob"), "builtin Glob");
+        assert_eq!(kind("mcp__github__search_issues"), "mcp github search_issues");
+        assert_eq!(kind("mcp__broken"), "generic");
+        assert_eq!(kind("Deploy"), "custom");
+        assert_eq!(kind("WebFetch"), "generic");
+        let overridden = ToolRenderers::default().register("Bash", |_| ().into_any());
+        assert!(
+            matches!(Dispatch::resolve("Bash", &overridden), Dispatch::Builtin(Builtin::Bash)),
+            "built-ins come first"
+        );
+    }
+}
