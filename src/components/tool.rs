@@ -1,90 +1,42 @@
-//! Tool rows: a simple name-and-state line, and the question card. Kept apart so richer tool views can replace it.
+//! Tool rows: a name-and-state line, and the cards of part B of the tool-rows issue — approval, question, chart,
+//! task group. Kept apart so richer tool views can replace the plain line.
 
 use leptos::prelude::*;
 
-use crate::app::ChatActions;
-use crate::protocol::{AnswerKind, ChatToolPart, QuestionAnswer, ToolState};
+use super::approval::ApprovalCard;
+use super::chart::ChartView;
+use super::question_card::QuestionCard;
+use super::task_group::{TaskGroup, is_task};
+use crate::protocol::{ChatToolPart, ToolState};
 
 /// One tool call of a message, redrawn whenever its part changes.
 #[component]
 pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
-    move || {
+    // A group keeps its element (and whether the user folded it) while its task runs; a call's name never changes.
+    if tool.with_untracked(|t| is_task(&t.tool_name)) {
+        return view! { <TaskGroup tool/> }.into_any();
+    }
+    (move || {
         let tool = tool.get();
-        if tool.tool_name == "Question" && tool.state == ToolState::InputAvailable {
-            view! { <QuestionCard tool/> }.into_any()
-        } else {
-            view! {
-                <div class=format!("part part--tool tool tool--{}", tool.state.as_str())>
-                    <span class="tool__name">{tool.tool_name.clone()}</span>
-                    <span class="tool__state">{tool.state.as_str()}</span>
-                    {tool.error_text.clone().map(|text| view! { <span class="tool__error">{text}</span> })}
-                </div>
+        match (tool.tool_name.as_str(), tool.state) {
+            ("Question", _) => view! { <QuestionCard tool/> }.into_any(),
+            (_, ToolState::ApprovalRequested | ToolState::OutputDenied) => view! { <ApprovalCard tool/> }.into_any(),
+            _ => {
+                let chart = tool.output.as_ref().and_then(|output| output.get("chart")).cloned();
+                view! {
+                    <div
+                        class=format!("part part--tool tool tool--{}", tool.state.as_str())
+                        data-tool-call-id=tool.tool_call_id.clone()
+                    >
+                        <span class="tool__name">{tool.tool_name.clone()}</span>
+                        <span class="tool__state">{tool.state.as_str()}</span>
+                        {tool.error_text.clone().map(|text| view! { <span class="tool__error">{text}</span> })}
+                        {chart.map(|spec| view! { <ChartView spec/> })}
+                    </div>
+                }
+                .into_any()
             }
-            .into_any()
         }
-    }
-}
-/// A question the agent is waiting on: its options as buttons, or Skip.
-#[component]
-fn QuestionCard(tool: ChatToolPart) -> impl IntoView {
-    let actions = use_context::<ChatActions>();
-    let input = tool.input.clone().unwrap_or_default();
-    let question = input.get("question").and_then(|q| q.as_str()).unwrap_or("The agent asks:").to_owned();
-    let options: Vec<(String, String)> = input
-        .get("options")
-        .and_then(|o| o.as_array())
-        .map(|options| {
-            options
-                .iter()
-                .filter_map(|o| {
-                    let id = o.get("id").and_then(|v| v.as_str())?.to_owned();
-                    let label = o.get("label").and_then(|v| v.as_str()).unwrap_or(&id).to_owned();
-                    Some((id, label))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let answered = RwSignal::new(false);
-    let answer = move |answer: QuestionAnswer| {
-        if let Some(actions) = actions {
-            answered.set(true);
-            actions.answer(tool.tool_call_id.clone(), answer);
-        }
-    };
-    let skip = answer.clone();
-    view! {
-        <div class="part question" role="group" aria-label="Question from the agent">
-            <p class="question__text">{question}</p>
-            <div class="question__options">
-                {options
-                    .into_iter()
-                    .map(|(id, label)| {
-                        let answer = answer.clone();
-                        view! {
-                            <button
-                                class="button"
-                                type="button"
-                                disabled=move || answered.get()
-                                on:click=move |_| answer(QuestionAnswer {
-                                    kind: AnswerKind::Single,
-                                    selected_ids: Some(vec![id.clone()]),
-                                    text: None,
-                                })
-                            >
-                                {label}
-                            </button>
-                        }
-                    })
-                    .collect_view()}
-                <button
-                    class="button button--ghost"
-                    type="button"
-                    disabled=move || answered.get()
-                    on:click=move |_| skip(QuestionAnswer { kind: AnswerKind::Skip, selected_ids: None, text: None })
-                >
-                    "Skip"
-                </button>
-            </div>
-        </div>
-    }
+    })
+    .into_any()
 }
