@@ -654,6 +654,33 @@ async fn a_denied_write_is_not_run_and_ends_denied_while_reads_need_no_approval(
 }
 
 #[tokio::test]
+async fn the_model_is_told_that_a_call_was_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let agent = agent_asking(script(WRITE_THEN_READ), ApprovalPolicy::Writes);
+    let mut session = Session::new();
+    session
+        .run(&agent, &workspace, "write", &RunOptions::default(), &RunControl::default(), |event, control, _| {
+            if let AgentEvent::ToolApprovalRequest { tool_call_id, .. } = event {
+                assert!(control.decide(tool_call_id, false));
+            }
+        })
+        .await;
+    let told: Vec<&str> = session
+        .conversation
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            ModelMessage::ToolResult { tool_name, text, is_error: true, .. } if tool_name == "write" => {
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, ["The user denied this call; it was not run. Ask or try another way."]);
+}
+
+#[tokio::test]
 async fn an_approved_write_runs_once_and_always_asks_for_reads_too() {
     let (frames, written, asked) = decided_run(ApprovalPolicy::Always, true).await;
     assert_run_invariants("approved", &frames);
@@ -683,14 +710,21 @@ async fn an_approved_edit_is_not_applied_when_the_file_changed_while_it_waited()
     let agent = agent_asking(script(EDIT_F), ApprovalPolicy::Writes);
     let control = RunControl::default();
     let file = dir.path().join("f.txt");
-    let frames = run_prompt(&agent, &workspace, "edit", &control, move |event, control, _| {
-        if let AgentEvent::ToolApprovalRequest { tool_call_id, .. } = event {
-            // Someone changes the file between the proposal and the approval; the edit would still apply.
-            std::fs::write(&file, "one\ntwo\nthree\n").unwrap();
-            assert!(control.decide(tool_call_id, true));
-        }
-    })
-    .await;
+    let mut session = Session::new();
+    let frames = session
+        .run(&agent, &workspace, "edit", &RunOptions::default(), &control, move |event, control, _| {
+            if let AgentEvent::ToolApprovalRequest { tool_call_id, .. } = event {
+                // Someone changes the file between the proposal and the approval; the edit would still apply.
+                std::fs::write(&file, "one\ntwo\nthree\n").unwrap();
+                assert!(control.decide(tool_call_id, true));
+            }
+        })
+        .await;
+    assert!(
+        session.conversation.messages.iter().any(|m| matches!(m,
+            ModelMessage::ToolResult { text, is_error: true, .. } if text == chatwire::runtime::agent::FILE_CHANGED)),
+        "the model is told why nothing was written"
+    );
     assert_run_invariants("file changed", &frames);
     assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), "one\ntwo\nthree\n", "nothing written");
     let edit = tool_parts(&frames).into_iter().find(|t| t.tool_name == "Edit").unwrap();
