@@ -172,6 +172,9 @@ describe('demo walkthrough with approvals', () => {
     // The chart is an SVG with its title, axis titles, ticks and legend as text, and the demo's bars and line.
     const chart = answer.locator('figure.chart svg');
     await chart.waitFor();
+    assert.equal(await chart.getAttribute('viewBox'), '0 0 640 360');
+    const box = await chart.boundingBox();
+    assert.ok(box && box.width > 300 && box.height > 150, `the chart is drawn too small: ${JSON.stringify(box)}`);
     const svgText = await chart.evaluate((svg) => [...svg.querySelectorAll('text')].map((t) => t.textContent));
     for (const expected of ['Tool calls per step', 'step', 'calls', 'tool calls', 'running total', 'look around', '0', '10']) {
       assert.ok(svgText.includes(expected), `the chart has no text "${expected}": ${JSON.stringify(svgText)}`);
