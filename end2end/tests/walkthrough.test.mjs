@@ -195,7 +195,7 @@ describe('demo walkthrough with approvals', () => {
       assert.match(await child.getAttribute('data-tool-call-id'), /^call_\d+_0:call_\d_\d$/);
     }
     assert.match(await group.locator('.task-group__report').innerText(), /hello\.py defines `greet` \(line 4\) and `main` \(line 8\)\./);
-    assert.equal(await answer.locator(':scope > .tool .tool__name', { hasText: /^Grep$/ }).count(), 1, 'child rows are not drawn twice');
+    assert.equal(await answer.locator(':scope > .tool > .tool__name', { hasText: /^Grep$/ }).count(), 1, 'child rows are not drawn twice');
     await screenshot(group, 'task-group');
     await group.locator('summary').click();
     assert.equal(await group.evaluate((details) => details.open), false, 'the group folds');
@@ -204,7 +204,7 @@ describe('demo walkthrough with approvals', () => {
 
     // Every other renderer's row is there and finished (their own views come with the read-only renderers).
     for (const name of ['Ls', 'Read', 'Grep', 'Glob', 'TodoWrite']) {
-      const first = answer.locator(':scope > .tool', { has: page.locator('.tool__name', { hasText: new RegExp(`^${name}$`) }) }).first();
+      const first = answer.locator(':scope > .tool', { has: page.locator(':scope > .tool__name', { hasText: new RegExp(`^${name}$`) }) }).first();
       assert.match(await first.getAttribute('class'), /tool--output-available/, `${name} did not finish`);
       await screenshot(first, `row-${name.toLowerCase()}`);
     }
