@@ -7,6 +7,7 @@
 #![recursion_limit = "256"]
 
 pub mod app;
+pub mod chart;
 pub mod chat_state;
 #[cfg(feature = "hydrate")]
 pub mod client;

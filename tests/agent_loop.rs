@@ -155,16 +155,30 @@ async fn the_demo_script_runs_every_tool_and_ends_with_a_markdown_answer() {
         assert!(kinds.contains(kind), "the demo sent no {kind} frame");
     }
     let tools = tool_parts(&frames);
-    for name in ["TodoWrite", "Ls", "Bash", "Write", "Edit", "Read", "Grep", "Glob", "Question"] {
+    for name in ["TodoWrite", "Ls", "Bash", "Write", "Edit", "Read", "Grep", "Glob", "Question", "Chart", "Task"] {
         let part = tools.iter().find(|t| t.tool_name == name).unwrap_or_else(|| panic!("no {name} part"));
         assert_eq!(part.state, ToolState::OutputAvailable, "{name}: {:?}", part.error_text);
     }
+    let chart = tools.iter().find(|t| t.tool_name == "Chart").unwrap();
+    chatwire::chart::Chart::parse(&chart.output.as_ref().unwrap()["chart"]).expect("the demo's chart is drawable");
+    let task = tools.iter().find(|t| t.tool_name == "Task").unwrap();
+    assert!(task.output.as_ref().unwrap()["text"].as_str().unwrap().contains("`greet` (line 4)"));
+    let children: Vec<(&str, ToolState)> = tools
+        .iter()
+        .filter(|t| t.tool_call_id.starts_with(&format!("{}:", task.tool_call_id)))
+        .map(|t| (t.tool_name.as_str(), t.state))
+        .collect();
+    assert_eq!(children, [("Grep", ToolState::OutputAvailable), ("Read", ToolState::OutputAvailable)]);
+    let task_at = tools.iter().position(|t| t.tool_name == "Task").unwrap();
+    let first_child = tools.iter().position(|t| t.tool_call_id.contains(':')).unwrap();
+    assert!(task_at < first_child, "the sub-agent's calls come after their task's row");
     let question = tools.iter().find(|t| t.tool_name == "Question").unwrap();
     assert_eq!(question.output.as_ref().unwrap()["answer"], "Yes, include it");
     let edit = tools.iter().find(|t| t.tool_name == "Edit").unwrap();
     assert!(edit.output.as_ref().unwrap()["diff"].as_str().unwrap().contains("+    for name in"));
     let written = std::fs::read_to_string(dir.path().join("hello.py")).unwrap();
     assert!(written.contains(r#"["world", "chatwire", "you"]"#), "{written}");
+    assert!(written.contains("Greet everyone on the list."), "the optional edit runs without approvals: {written}");
     let Some(ChatFrame::Plan(plan)) = frames.iter().rev().find(|f| matches!(f, ChatFrame::Plan(_))) else {
         unreachable!()
     };
@@ -393,7 +407,7 @@ async fn plan_mode_offers_only_read_only_tools_and_execute_offers_them_all() {
 
     let planned = session.plan(&agent, &workspace, "Add a greeting").await;
     assert_run_invariants("plan", &planned);
-    assert_eq!(provider.tool_names(0), ["read", "grep", "glob", "ls", "todo_write", "question"]);
+    assert_eq!(provider.tool_names(0), ["read", "grep", "glob", "ls", "todo_write", "question", "chart", "task"]);
     assert_eq!(provider.tool_names(1), provider.tool_names(0), "the second model call of the plan run");
     let system = provider.request(0).system;
     assert!(system.contains("plan mode") && system.contains("todo_write"), "{system}");
@@ -404,7 +418,7 @@ async fn plan_mode_offers_only_read_only_tools_and_execute_offers_them_all() {
     assert_run_invariants("execute", &executed);
     assert_eq!(
         provider.tool_names(2),
-        ["bash", "read", "write", "edit", "grep", "glob", "ls", "todo_write", "question"]
+        ["bash", "read", "write", "edit", "grep", "glob", "ls", "todo_write", "question", "chart", "task"]
     );
     assert!(!provider.request(2).system.contains("plan mode"));
     let prompt = last_user_text(&provider.request(2));
@@ -571,7 +585,7 @@ async fn refine_plans_again_with_the_users_change() {
     let frames =
         session.run(&agent, &workspace, "add a test step", &options, &RunControl::default(), |_, _, _| {}).await;
     assert_run_invariants("refine", &frames);
-    assert_eq!(provider.tool_names(2), ["read", "grep", "glob", "ls", "todo_write", "question"]);
+    assert_eq!(provider.tool_names(2), ["read", "grep", "glob", "ls", "todo_write", "question", "chart", "task"]);
     let prompt = last_user_text(&provider.request(2));
     assert!(prompt.starts_with("Revise the plan with this change: add a test step"), "{prompt}");
     assert!(prompt.contains("1. [pending] step 1"), "{prompt}");
@@ -640,8 +654,35 @@ async fn a_denied_write_is_not_run_and_ends_denied_while_reads_need_no_approval(
 }
 
 #[tokio::test]
-async fn an_approved_write_runs_once_and_all_asks_for_reads_too() {
-    let (frames, written, asked) = decided_run(ApprovalPolicy::All, true).await;
+async fn the_model_is_told_that_a_call_was_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let agent = agent_asking(script(WRITE_THEN_READ), ApprovalPolicy::Writes);
+    let mut session = Session::new();
+    session
+        .run(&agent, &workspace, "write", &RunOptions::default(), &RunControl::default(), |event, control, _| {
+            if let AgentEvent::ToolApprovalRequest { tool_call_id, .. } = event {
+                assert!(control.decide(tool_call_id, false));
+            }
+        })
+        .await;
+    let told: Vec<&str> = session
+        .conversation
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            ModelMessage::ToolResult { tool_name, text, is_error: true, .. } if tool_name == "write" => {
+                Some(text.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, ["The user denied this call; it was not run. Ask or try another way."]);
+}
+
+#[tokio::test]
+async fn an_approved_write_runs_once_and_always_asks_for_reads_too() {
+    let (frames, written, asked) = decided_run(ApprovalPolicy::Always, true).await;
     assert_run_invariants("approved", &frames);
     assert_eq!(asked, ["write", "read"]);
     assert!(written);
@@ -653,4 +694,104 @@ async fn an_approved_write_runs_once_and_all_asks_for_reads_too() {
 
     let (_, written, asked) = decided_run(ApprovalPolicy::Never, false).await;
     assert!(asked.is_empty() && written, "`never` asks nothing");
+}
+
+/// A script that proposes an edit of `f.txt`, then finishes.
+const EDIT_F: &str = r#"{"delayMs": 0, "turns":[
+    {"text":"Editing.","toolCalls":[{"name":"edit","arguments":{"path":"f.txt","oldText":"one","newText":"ONE"}}]},
+    {"text":"Finished."}
+]}"#;
+
+#[tokio::test]
+async fn an_approved_edit_is_not_applied_when_the_file_changed_while_it_waited() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    std::fs::write(dir.path().join("f.txt"), "one\ntwo\n").unwrap();
+    let agent = agent_asking(script(EDIT_F), ApprovalPolicy::Writes);
+    let control = RunControl::default();
+    let file = dir.path().join("f.txt");
+    let mut session = Session::new();
+    let frames = session
+        .run(&agent, &workspace, "edit", &RunOptions::default(), &control, move |event, control, _| {
+            if let AgentEvent::ToolApprovalRequest { tool_call_id, .. } = event {
+                // Someone changes the file between the proposal and the approval; the edit would still apply.
+                std::fs::write(&file, "one\ntwo\nthree\n").unwrap();
+                assert!(control.decide(tool_call_id, true));
+            }
+        })
+        .await;
+    assert!(
+        session.conversation.messages.iter().any(|m| matches!(m,
+            ModelMessage::ToolResult { text, is_error: true, .. } if text == chatwire::runtime::agent::FILE_CHANGED)),
+        "the model is told why nothing was written"
+    );
+    assert_run_invariants("file changed", &frames);
+    assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), "one\ntwo\nthree\n", "nothing written");
+    let edit = tool_parts(&frames).into_iter().find(|t| t.tool_name == "Edit").unwrap();
+    assert_eq!(edit.state, ToolState::OutputError);
+    assert_eq!(edit.error_text.as_deref(), Some(chatwire::runtime::agent::FILE_CHANGED));
+    let states = states_of(&frames, "Edit");
+    assert!(states.ends_with(&[ToolState::ApprovalRequested, ToolState::OutputError]), "never ran: {states:?}");
+
+    // Unchanged, the same approval applies the edit.
+    std::fs::write(dir.path().join("f.txt"), "one\ntwo\n").unwrap();
+    let agent = agent_asking(script(EDIT_F), ApprovalPolicy::Writes);
+    let frames = run_prompt(&agent, &workspace, "edit", &RunControl::default(), |event, control, _| {
+        if let AgentEvent::ToolApprovalRequest { tool_call_id, .. } = event {
+            assert!(control.decide(tool_call_id, true));
+        }
+    })
+    .await;
+    assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), "ONE\ntwo\n");
+    let edit = tool_parts(&frames).into_iter().find(|t| t.tool_name == "Edit").unwrap();
+    assert_eq!(edit.state, ToolState::OutputAvailable, "{:?}", edit.error_text);
+}
+
+#[tokio::test]
+async fn a_sub_agents_calls_nest_under_its_task_and_wait_for_approval_like_the_agents_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let agent = agent_asking(
+        script(
+            r#"{"delayMs": 0,
+                "turns": [
+                    {"text":"Delegating.","toolCalls":[{"name":"task","arguments":{"description":"note","prompt":"write a note"}}]},
+                    {"text":"Done."}
+                ],
+                "subagents": [{"prompt": "write a note", "turns": [
+                    {"toolCalls":[{"name":"write","arguments":{"path":"note.txt","content":"hi"}},
+                                  {"name":"question","arguments":{"question":"?"}}]},
+                    {"text":"Wrote note.txt."}
+                ]}]}"#,
+        ),
+        ApprovalPolicy::Writes,
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let frames = run_prompt(&agent, &workspace, "go", &RunControl::default(), move |event, control, _| {
+        if let AgentEvent::ToolApprovalRequest { tool_call_id, .. } = event {
+            record.lock().unwrap().push(tool_call_id.clone());
+            assert!(control.decide(tool_call_id, true));
+        }
+    })
+    .await;
+    assert_run_invariants("task", &frames);
+    let tools = tool_parts(&frames);
+    let task = tools.iter().find(|t| t.tool_name == "Task").unwrap();
+    assert_eq!(task.state, ToolState::OutputAvailable, "{:?}", task.error_text);
+    assert_eq!(task.output.as_ref().unwrap()["text"], "Wrote note.txt.");
+    let write_id = format!("{}:call_0_0", task.tool_call_id);
+    assert_eq!(
+        asked.lock().unwrap().as_slice(),
+        std::slice::from_ref(&write_id),
+        "the sub-agent's write waited under its nested id"
+    );
+    let write = tools.iter().find(|t| t.tool_call_id == write_id).unwrap();
+    assert_eq!((write.tool_name.as_str(), write.state), ("Write", ToolState::OutputAvailable));
+    let question = tools.iter().find(|t| t.tool_call_id == format!("{}:call_0_1", task.tool_call_id)).unwrap();
+    assert_eq!(question.state, ToolState::OutputError);
+    assert_eq!(question.error_text.as_deref(), Some("`question` is not available to a sub-agent"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("note.txt")).unwrap(), "hi");
+    let Some(ChatFrame::Done(done)) = frames.last() else { unreachable!() };
+    assert_eq!(text_parts(&done.message), ["Delegating.", "Done."], "the sub-agent's text is only its report");
 }

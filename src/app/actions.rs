@@ -100,17 +100,37 @@ impl ChatActions {
         });
     }
 
-    pub fn answer(self, tool_call_id: String, answer: QuestionAnswer) {
+    /// Answers a question card. `sending` is set while the answer travels and cleared again if it failed (the
+    /// card is usable again; the problem line says why); on success the card changes with the run's frames.
+    pub fn answer(self, tool_call_id: String, answer: QuestionAnswer, sending: RwSignal<bool>) {
+        sending.set(true);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let Some(session_id) = self.session_id.get_untracked() else { return };
+            let Some(session_id) = self.session_id.get_untracked() else { return sending.set(false) };
             let request = crate::protocol::QuestionAnswerRequest { session_id, tool_call_id, answer };
             if let Err(error) = crate::client::answer_question(&request).await {
-                self.problem.set(Some(error.to_string()));
+                self.problem.set(Some(format!("The answer was not taken: {error}")));
+                sending.set(false);
             }
         });
         #[cfg(not(feature = "hydrate"))]
         let _ = (tool_call_id, answer);
+    }
+
+    /// Approves or denies a tool call waiting for approval; `sending` as for [`ChatActions::answer`].
+    pub fn approve(self, tool_call_id: String, approve: bool, sending: RwSignal<bool>) {
+        sending.set(true);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            let Some(session_id) = self.session_id.get_untracked() else { return sending.set(false) };
+            let request = crate::protocol::ApprovalRequest { session_id, tool_call_id, approve };
+            if let Err(error) = crate::client::decide_approval(&request).await {
+                self.problem.set(Some(format!("The decision was not taken: {error}")));
+                sending.set(false);
+            }
+        });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (tool_call_id, approve);
     }
 
     pub fn rename(self, session_id: String, title: String) {

@@ -102,6 +102,11 @@ pub async fn answer_question(request: &QuestionAnswerRequest) -> Result<(), Clie
     Ok(())
 }
 
+pub async fn decide_approval(request: &ApprovalRequest) -> Result<(), ClientError> {
+    checked(Request::post("/api/chat/approval").json(request)?.send().await?).await?;
+    Ok(())
+}
+
 /// What the reader of a stream wants after a batch of frames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {

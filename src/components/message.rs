@@ -4,15 +4,18 @@ use leptos::prelude::*;
 
 use super::rows::{MarkdownSignals, MessageRow, PartRow, PartSignals};
 use super::tool::ToolRow;
+use super::tool::{MessageParts, top_level};
 use crate::protocol::ErrorPart;
 
 #[component]
 pub fn MessageView(row: MessageRow) -> impl IntoView {
     let role = row.role.as_str();
     let parts = row.parts;
+    // A sub-agent's calls are drawn inside their task's group, which finds them through this context.
+    provide_context(MessageParts(parts.clone()));
     view! {
         <article class=format!("message message--{role}") data-role=role data-message-id=row.id>
-            <For each=move || parts.get() key=|part| part.key.clone() let:part>
+            <For each=move || top_level(parts.get()) key=|part| part.key.clone() let:part>
                 <PartView part/>
             </For>
         </article>
@@ -20,7 +23,7 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
 }
 
 #[component]
-fn PartView(part: PartRow) -> impl IntoView {
+pub(super) fn PartView(part: PartRow) -> impl IntoView {
     match part.content {
         PartSignals::Plain(text) => {
             view! { <p class="part part--text part--plain">{move || text.get()}</p> }.into_any()

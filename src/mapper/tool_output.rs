@@ -100,8 +100,14 @@ pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, fini
         _ => {
             let mut map = Map::new();
             map.insert("text".into(), Value::String(result.text.clone()));
-            if let Some(details) = details {
-                map.insert("details".into(), details.clone());
+            // A chart in the details (our `chart` tool, or any runtime's) is lifted to `output.chart`, where the UI
+            // draws it; the rest of the details stay as they were.
+            let mut details = details.cloned();
+            if let Some(chart) = details.as_mut().and_then(Value::as_object_mut).and_then(|d| d.remove("chart")) {
+                map.insert("chart".into(), chart);
+            }
+            if let Some(details) = details.filter(|d| d.as_object().is_none_or(|d| !d.is_empty())) {
+                map.insert("details".into(), details);
             }
             Value::Object(map)
         }
@@ -140,6 +146,17 @@ mod tests {
         ] {
             assert_eq!(tool_part_name(raw), part, "{raw}");
         }
+    }
+
+    #[test]
+    fn a_chart_in_the_details_becomes_the_outputs_chart() {
+        let chart = json!({"data": [{"y": [1, 2]}], "layout": {}});
+        let result = ToolResult { text: "Showed the chart".into(), details: Some(json!({ "chart": chart })) };
+        let output = normalize_output("Chart", &Value::Null, &result, true, false);
+        assert_eq!(output, json!({"text": "Showed the chart", "chart": chart}));
+        let result = ToolResult { text: "t".into(), details: Some(json!({"chart": 1, "rows": 3})) };
+        let output = normalize_output("Report", &Value::Null, &result, true, false);
+        assert_eq!(output, json!({"text": "t", "chart": 1, "details": {"rows": 3}}));
     }
 
     #[test]

@@ -87,6 +87,9 @@ pub struct QuestionAnswer {
     pub text: Option<String>,
 }
 
+/// The answer the agent is given, and the question part records, when the user skips a question.
+pub const SKIPPED_ANSWER: &str = "(the user skipped this question)";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AnswerKind {

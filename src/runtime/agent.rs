@@ -2,6 +2,8 @@
 //! reported as pi-dialect `AgentEvent`s so the same mapper serves it and an external pi.
 
 use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -35,9 +37,22 @@ run and their outcome, open problems and the next steps. Be concise and concrete
 /// Tool results longer than this are shortened in the text given to the summarizing call.
 const SUMMARY_TOOL_RESULT_CHARS: usize = 2_000;
 
-/// Tools offered besides the workspace tools; both exist in every mode, since neither changes the workspace.
+/// Tools offered besides the workspace tools; they exist in every mode, since none changes the workspace itself.
 const TODO_WRITE: &str = "todo_write";
 const QUESTION: &str = "question";
+const CHART: &str = "chart";
+/// Runs a sub-agent on one task; its tool calls show nested under the task's row (ids `<task id>:<call id>`).
+const TASK: &str = "task";
+
+/// The system prompt of a sub-agent started by `task`.
+const SUBAGENT_PROMPT: &str = "You are a sub-agent of a coding agent, given one task in the user's workspace. Use the \
+tools to do it, then answer with a short report of what you found or did: the report is all the main agent sees.";
+
+/// Most model calls one sub-agent may make before its task is ended as unfinished.
+const SUBAGENT_MAX_CALLS: usize = 24;
+
+/// The tool error of an approved write or edit whose file changed while the call waited for approval.
+pub const FILE_CHANGED: &str = "the file changed since the edit was proposed; nothing was written";
 
 /// How one run goes: the mode of `POST /api/chat` and what to do with the plan.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -84,8 +99,9 @@ pub enum ApprovalPolicy {
     Never,
     /// Calls of tools that change the workspace or run commands (bash, write, edit) wait.
     Writes,
-    /// Every workspace tool call waits, reading ones too (`todo_write` and `question` only talk to the user).
-    All,
+    /// Every workspace tool call waits, reading ones too (`todo_write`, `question` and `chart` only talk to the
+    /// user).
+    Always,
 }
 
 impl ApprovalPolicy {
@@ -93,17 +109,44 @@ impl ApprovalPolicy {
         match self {
             ApprovalPolicy::Never => false,
             ApprovalPolicy::Writes => !tool.read_only(),
-            ApprovalPolicy::All => true,
+            ApprovalPolicy::Always => true,
         }
     }
 }
 
 /// What became of a call that waited for approval.
 enum Approval {
-    Approved,
+    /// Approved; for a write or edit, with the state of its file when the call was proposed.
+    Approved(Option<FileState>),
     Denied,
     /// The run was stopped while the call waited.
     Stopped,
+}
+
+/// A file as a proposed write or edit found it: changed content means the approval no longer covers the call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum FileState {
+    Missing,
+    /// SHA-256 of the content.
+    Content([u8; 32]),
+    /// Neither readable nor missing (a directory, no permission): the tool itself reports why.
+    Unreadable,
+}
+
+impl FileState {
+    /// The state of the file a `write` or `edit` call names; `None` for other calls and paths the workspace refuses.
+    async fn of(call: &ToolCall, workspace: &Workspace) -> Option<FileState> {
+        use sha2::{Digest, Sha256};
+        if !matches!(call.name.as_str(), "write" | "edit") {
+            return None;
+        }
+        let path = workspace.resolve(call.arguments.get("path")?.as_str()?).ok()?;
+        Some(match tokio::fs::read(&path).await {
+            Ok(bytes) => FileState::Content(Sha256::digest(&bytes).into()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileState::Missing,
+            Err(_) => FileState::Unreadable,
+        })
+    }
 }
 
 impl Default for AgentConfig {
@@ -372,7 +415,34 @@ impl Agent {
                 "multiple": {"type": "boolean"}, "allowText": {"type": "boolean"},
                 "timeoutSeconds": {"type": "number"}}}),
         });
+        specs.push(ToolSpec {
+            name: CHART.into(),
+            description: super::tools::chart::DESCRIPTION.into(),
+            parameters: super::tools::chart::parameters(),
+        });
+        specs.push(ToolSpec {
+            name: TASK.into(),
+            description: "Hand one self-contained task to a sub-agent with the same workspace tools; it works on its \
+                own and returns a short report. Use it for side investigations that would clutter the conversation."
+                .into(),
+            parameters: json!({"type": "object", "required": ["description", "prompt"], "properties": {
+                "description": {"type": "string", "description": "A few words saying what the task is"},
+                "prompt": {"type": "string", "description": "Everything the sub-agent needs to know to do it"}}}),
+        });
         specs
+    }
+
+    /// The workspace tools a sub-agent gets in `mode`.
+    fn subagent_specs(&self, mode: AgentMode) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .filter(|tool| offered_in(mode, tool.as_ref()))
+            .map(|tool| ToolSpec {
+                name: tool.name().to_owned(),
+                description: tool.description().to_owned(),
+                parameters: tool.parameters(),
+            })
+            .collect()
     }
 
     /// Runs the agent on `prompt` until it has settled; every step goes to `events`, ending with `agent_settled`.
@@ -566,39 +636,7 @@ impl Agent {
             }
 
             for call in calls {
-                let mut denied = false;
-                let (result, is_error) = if control.cancel.is_cancelled() {
-                    (ToolResult { text: "not run: the run was stopped".into(), details: None }, true)
-                } else if let Some(refusal) = self.refusal(mode, &call.name) {
-                    (ToolResult { text: refusal, details: None }, true)
-                } else if let Some(approval) = self.approval(&call, control, emit).await
-                    && !matches!(approval, Approval::Approved)
-                {
-                    denied = matches!(approval, Approval::Denied);
-                    let text = if denied {
-                        "The user denied this call; it was not run. Ask or try another way."
-                    } else {
-                        "not run: the run was stopped"
-                    };
-                    (ToolResult { text: text.into(), details: None }, true)
-                } else {
-                    emit.send(AgentEvent::ToolExecutionStart {
-                        tool_call_id: call.id.clone(),
-                        tool_name: call.name.clone(),
-                        args: call.arguments.clone(),
-                    });
-                    let output = self.run_tool(&call, workspace, control, emit).await;
-                    (ToolResult { text: output.text, details: output.details }, output.is_error)
-                };
-                // A denied call already ended in its `tool_approval_end`.
-                if !denied {
-                    emit.send(AgentEvent::ToolExecutionEnd {
-                        tool_call_id: call.id.clone(),
-                        tool_name: call.name.clone(),
-                        result: result.clone(),
-                        is_error,
-                    });
-                }
+                let (result, is_error) = self.execute_call(&call, mode, workspace, control, emit, false).await;
                 emit.message(MessageRole::ToolResult, result.text.clone(), None, None);
                 conversation.messages.push(ModelMessage::ToolResult {
                     tool_call_id: call.id,
@@ -800,12 +838,84 @@ impl Agent {
         (outcome, blocks, calls, counted)
     }
 
-    async fn run_tool(
+    /// Runs one call of the model (or of a sub-agent, `nested`) as far as it may go — refused in plan mode, stopped,
+    /// denied, or run — reporting it with `tool_execution_*` events; the result is what the model is told.
+    ///
+    /// Boxed with its type spelled out: a sub-agent's calls (`task`) come back here, and a recursive future needs
+    /// both a known size and a `Send` the compiler can see without going round the cycle.
+    fn execute_call<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        mode: AgentMode,
+        workspace: &'a Workspace,
+        control: &'a RunControl,
+        emit: &'a Emitter<'_>,
+        nested: bool,
+    ) -> Pin<Box<dyn Future<Output = (ToolResult, bool)> + Send + 'a>> {
+        Box::pin(self.execute_call_now(call, mode, workspace, control, emit, nested))
+    }
+
+    async fn execute_call_now(
         &self,
         call: &ToolCall,
+        mode: AgentMode,
         workspace: &Workspace,
         control: &RunControl,
         emit: &Emitter<'_>,
+        nested: bool,
+    ) -> (ToolResult, bool) {
+        let mut denied = false;
+        let (result, is_error) = if control.cancel.is_cancelled() {
+            (ToolResult { text: "not run: the run was stopped".into(), details: None }, true)
+        } else if let Some(refusal) = self.refusal(mode, &call.name) {
+            (ToolResult { text: refusal, details: None }, true)
+        } else {
+            let approval = self.approval(call, workspace, control, emit).await;
+            match approval {
+                Some(Approval::Denied) => {
+                    denied = true;
+                    let text = "The user denied this call; it was not run. Ask or try another way.";
+                    (ToolResult { text: text.into(), details: None }, true)
+                }
+                Some(Approval::Stopped) => {
+                    (ToolResult { text: "not run: the run was stopped".into(), details: None }, true)
+                }
+                Some(Approval::Approved(Some(proposed_against)))
+                    if FileState::of(call, workspace).await.as_ref() != Some(&proposed_against) =>
+                {
+                    (ToolResult { text: FILE_CHANGED.into(), details: None }, true)
+                }
+                Some(Approval::Approved(_)) | None => {
+                    emit.send(AgentEvent::ToolExecutionStart {
+                        tool_call_id: call.id.clone(),
+                        tool_name: call.name.clone(),
+                        args: call.arguments.clone(),
+                    });
+                    let output = self.run_tool(call, mode, workspace, control, emit, nested).await;
+                    (ToolResult { text: output.text, details: output.details }, output.is_error)
+                }
+            }
+        };
+        // A denied call already ended in its `tool_approval_end`.
+        if !denied {
+            emit.send(AgentEvent::ToolExecutionEnd {
+                tool_call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                result: result.clone(),
+                is_error,
+            });
+        }
+        (result, is_error)
+    }
+
+    async fn run_tool(
+        &self,
+        call: &ToolCall,
+        mode: AgentMode,
+        workspace: &Workspace,
+        control: &RunControl,
+        emit: &Emitter<'_>,
+        nested: bool,
     ) -> ToolOutput {
         if let Value::String(raw) = &call.arguments {
             return ToolOutput {
@@ -815,8 +925,13 @@ impl Agent {
             };
         }
         match call.name.as_str() {
+            TODO_WRITE | QUESTION | CHART | TASK if nested => {
+                ToolOutput::error(format!("`{}` is not available to a sub-agent", call.name))
+            }
             TODO_WRITE => todo_write(&call.arguments),
             QUESTION => self.question(call, control).await,
+            CHART => super::tools::chart::draw(&call.arguments),
+            TASK => self.task(call, mode, workspace, control, emit).await,
             name => match self.tools.iter().find(|tool| tool.name() == name) {
                 Some(tool) => {
                     let events = emit.events.clone();
@@ -840,11 +955,19 @@ impl Agent {
     }
 
     /// Asks the user to approve `call` when the policy says so (`None`: it need not wait), and waits for the answer.
-    async fn approval(&self, call: &ToolCall, control: &RunControl, emit: &Emitter<'_>) -> Option<Approval> {
+    /// A write or edit is approved against its file as it is now (see [`FILE_CHANGED`]).
+    async fn approval(
+        &self,
+        call: &ToolCall,
+        workspace: &Workspace,
+        control: &RunControl,
+        emit: &Emitter<'_>,
+    ) -> Option<Approval> {
         let tool = self.tools.iter().find(|tool| tool.name() == call.name)?;
         if !self.config.approval.requires(tool.as_ref()) {
             return None;
         }
+        let proposed_against = FileState::of(call, workspace).await;
         let (sender, receiver) = oneshot::channel();
         control.approvals.lock().expect("the approval lock is never poisoned").insert(call.id.clone(), sender);
         emit.send(AgentEvent::ToolApprovalRequest {
@@ -863,7 +986,71 @@ impl Agent {
             tool_name: call.name.clone(),
             approved,
         });
-        Some(if approved { Approval::Approved } else { Approval::Denied })
+        Some(if approved { Approval::Approved(proposed_against) } else { Approval::Denied })
+    }
+
+    /// `task`: a sub-agent with the workspace tools (read-only ones in plan mode) works on `prompt` in a
+    /// conversation of its own. Its text is not streamed (its report is the task's result); its tool calls are
+    /// reported, approved and stopped like the agent's own, under ids `<task id>:<call id>`.
+    async fn task(
+        &self,
+        call: &ToolCall,
+        mode: AgentMode,
+        workspace: &Workspace,
+        control: &RunControl,
+        emit: &Emitter<'_>,
+    ) -> ToolOutput {
+        let Some(prompt) = call.arguments.get("prompt").and_then(Value::as_str).filter(|p| !p.trim().is_empty()) else {
+            return ToolOutput::error("`prompt` is missing");
+        };
+        let system = match mode {
+            AgentMode::Agent => SUBAGENT_PROMPT.to_owned(),
+            AgentMode::Plan => format!("{SUBAGENT_PROMPT}\n\n{PLAN_MODE_PROMPT}"),
+        };
+        let tools = self.subagent_specs(mode);
+        let mut messages = vec![ModelMessage::User { text: prompt.to_owned() }];
+        // The sub-agent's text and thinking are its own: they go nowhere but into its report.
+        let (unheard, _) = mpsc::unbounded_channel();
+        let quiet = Emitter { events: &unheard };
+        for _ in 0..SUBAGENT_MAX_CALLS {
+            if control.cancel.is_cancelled() {
+                return ToolOutput::error("the task was stopped");
+            }
+            let request = ModelRequest { system: system.clone(), messages: messages.clone(), tools: tools.clone() };
+            let (outcome, blocks, calls, _) = self.call_model(&request, control, &quiet).await;
+            let report: String = blocks
+                .iter()
+                .filter_map(|b| match b {
+                    AssistantBlock::Text(t) => Some(t.as_str()),
+                    AssistantBlock::Thinking(_) | AssistantBlock::ToolCall { .. } => None,
+                })
+                .collect();
+            let stop = match outcome {
+                Ok(stop) => stop,
+                Err(ProviderError::Aborted) => return ToolOutput::error("the task was stopped"),
+                Err(error) => return ToolOutput::error(format!("the sub-agent's model call failed: {error}")),
+            };
+            messages.push(ModelMessage::Assistant { blocks });
+            if calls.is_empty() || stop != ModelStop::ToolUse {
+                let report = report.trim();
+                return ToolOutput::ok(if report.is_empty() {
+                    "The sub-agent finished without a report."
+                } else {
+                    report
+                });
+            }
+            for child in calls {
+                let nested = ToolCall { id: format!("{}:{}", call.id, child.id), ..child.clone() };
+                let (result, is_error) = self.execute_call(&nested, mode, workspace, control, emit, true).await;
+                messages.push(ModelMessage::ToolResult {
+                    tool_call_id: child.id,
+                    tool_name: child.name,
+                    text: result.text,
+                    is_error,
+                });
+            }
+        }
+        ToolOutput::error(format!("the sub-agent made {SUBAGENT_MAX_CALLS} model calls without finishing the task"))
     }
 
     async fn question(&self, call: &ToolCall, control: &RunControl) -> ToolOutput {

@@ -14,12 +14,17 @@
 //!       "fail": { "status": 503, "message": "Service Unavailable", "times": 1 },  // optional
 //!       "chunkChars": 4, "delayMs": 5     // optional per-turn pacing
 //!     }
+//!   ],
+//!   "subagents": [            // optional: what sub-agents started by the `task` tool play
+//!     { "prompt": "…", "turns": [ … ] }
 //!   ]
 //! }
 //! ```
 //!
 //! The k-th model call of a conversation plays turn k (wrapping around at the
-//! end), so a run goes on until a turn without tool calls. A `fail` makes the
+//! end), so a run goes on until a turn without tool calls. A conversation whose
+//! first message is a sub-agent's `prompt` (a `task` call's `prompt` argument)
+//! plays that sub-agent's turns instead, by the same rule. A `fail` makes the
 //! first `times` attempts at that point of a conversation fail (5xx, 429 and
 //! 408 are retryable, other statuses are not), which exercises automatic retry.
 
@@ -44,6 +49,16 @@ pub struct Script {
     pub chunk_chars: usize,
     #[serde(default = "default_delay_ms")]
     pub delay_ms: u64,
+    pub turns: Vec<ScriptTurn>,
+    #[serde(default)]
+    pub subagents: Vec<ScriptSubagent>,
+}
+
+/// The turns a sub-agent plays when its task's prompt is `prompt`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptSubagent {
+    pub prompt: String,
     pub turns: Vec<ScriptTurn>,
 }
 
@@ -103,14 +118,14 @@ pub enum ScriptError {
     Read { path: String, source: std::io::Error },
     #[error("the script is not valid: {0}")]
     Invalid(#[from] serde_json::Error),
-    #[error("the script has no turns")]
+    #[error("the script (or one of its sub-agents) has no turns")]
     Empty,
 }
 
 impl Script {
     pub fn parse(json: &str) -> Result<Script, ScriptError> {
         let script: Script = serde_json::from_str(json)?;
-        if script.turns.is_empty() {
+        if script.turns.is_empty() || script.subagents.iter().any(|s| s.turns.is_empty()) {
             return Err(ScriptError::Empty);
         }
         Ok(script)
@@ -188,8 +203,13 @@ impl Provider for ScriptedProvider {
     ) -> ProviderFuture<'a> {
         Box::pin(async move {
             let calls_so_far = request.messages.iter().filter(|m| matches!(m, ModelMessage::Assistant { .. })).count();
-            let turn_number = calls_so_far % self.script.turns.len();
-            let turn = &self.script.turns[turn_number];
+            let turns = match request.messages.first() {
+                Some(ModelMessage::User { text }) => {
+                    self.script.subagents.iter().find(|s| s.prompt == *text).map_or(&self.script.turns, |s| &s.turns)
+                }
+                Some(ModelMessage::Assistant { .. } | ModelMessage::ToolResult { .. }) | None => &self.script.turns,
+            };
+            let turn = &turns[calls_so_far % turns.len()];
             let chunk = turn.chunk_chars.unwrap_or(self.script.chunk_chars);
             let delay = Duration::from_millis(turn.delay_ms.unwrap_or(self.script.delay_ms));
 
@@ -251,11 +271,21 @@ mod tests {
         assert!(last.tool_calls.is_empty() && last.text.contains("```") && last.text.contains('|'));
         let names: std::collections::BTreeSet<&str> =
             demo.turns.iter().flat_map(|t| &t.tool_calls).map(|c| c.name.as_str()).collect();
-        for tool in ["bash", "read", "write", "edit", "grep", "glob", "ls", "todo_write", "question"] {
+        for tool in ["bash", "read", "write", "edit", "grep", "glob", "ls", "todo_write", "question", "chart", "task"] {
             assert!(names.contains(tool), "the demo never calls {tool}");
         }
         assert!(demo.turns.iter().any(|t| t.fail.is_some()), "the demo has no injected failure");
         assert!(demo.turns.iter().any(|t| !t.thinking.is_empty()), "the demo never thinks");
+        let tasks: Vec<&str> = demo
+            .turns
+            .iter()
+            .flat_map(|t| &t.tool_calls)
+            .filter(|c| c.name == "task")
+            .filter_map(|c| c.arguments.get("prompt").and_then(Value::as_str))
+            .collect();
+        for prompt in &tasks {
+            assert!(demo.subagents.iter().any(|s| s.prompt == *prompt), "no sub-agent plays the task {prompt:?}");
+        }
     }
 
     #[test]

@@ -386,7 +386,7 @@ impl Chat {
         let live = self.live(session_id)?;
         let active = live.active.lock().expect("the active-run lock is never poisoned");
         let text = match answer.kind {
-            AnswerKind::Skip => "(the user skipped this question)".to_owned(),
+            AnswerKind::Skip => crate::protocol::SKIPPED_ANSWER.to_owned(),
             AnswerKind::Text => answer.text.clone().unwrap_or_default(),
             AnswerKind::Single | AnswerKind::Multi => {
                 let mut picked = answer.selected_ids.clone().unwrap_or_default().join(", ");

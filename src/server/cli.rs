@@ -120,8 +120,9 @@ pub enum Approve {
     Never,
     /// Commands and file changes (bash, write, edit) wait for approval.
     Writes,
-    /// Every workspace tool call waits, reading ones too.
-    All,
+    /// Every workspace tool call waits, reading ones too (`all` is accepted as an alias).
+    #[value(alias = "all")]
+    Always,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -209,7 +210,7 @@ impl ServeArgs {
         match self.approve {
             Some(Approve::Never) => ApprovalPolicy::Never,
             Some(Approve::Writes) => ApprovalPolicy::Writes,
-            Some(Approve::All) => ApprovalPolicy::All,
+            Some(Approve::Always) => ApprovalPolicy::Always,
             None if addr.ip().is_loopback() => ApprovalPolicy::Never,
             None => ApprovalPolicy::Writes,
         }
@@ -246,7 +247,8 @@ mod tests {
         let public: SocketAddr = "0.0.0.0:3000".parse().unwrap();
         assert_eq!(args(&[]).approval_for(loopback), ApprovalPolicy::Never);
         assert_eq!(args(&[]).approval_for(public), ApprovalPolicy::Writes);
-        assert_eq!(args(&["--approve", "all"]).approval_for(loopback), ApprovalPolicy::All);
+        assert_eq!(args(&["--approve", "always"]).approval_for(loopback), ApprovalPolicy::Always);
+        assert_eq!(args(&["--approve", "all"]).approval_for(loopback), ApprovalPolicy::Always, "the older name");
         assert_eq!(args(&["--approve", "never"]).approval_for(public), ApprovalPolicy::Never);
     }
 

@@ -107,40 +107,79 @@ fn hunk_header(line: &str) -> Option<(usize, usize, usize, usize)> {
     Some((old_start, old_len, new_start, new_len))
 }
 
+/// Line pairs above which the middle of an edit is shown as all removed, then all added, instead of being diffed:
+/// the line diff is quadratic, and it runs in the browser on every redraw of a proposal.
+const MAX_DIFF_CELLS: usize = 250_000;
+
 /// The lines of an edit that replaces `old` with `new`, before the tool has said where in the file: common leading
-/// and trailing lines as context, the rest removed and added. Line numbers count from the start of the snippet.
+/// and trailing lines as context, the middle as a line diff (longest common subsequence; removals before additions).
+/// Line numbers count from the start of the snippet.
 pub fn replacement(old: &str, new: &str) -> Vec<DiffLine> {
-    let old_lines: Vec<&str> = old.lines().collect();
-    let new_lines: Vec<&str> = new.lines().collect();
-    let prefix = old_lines.iter().zip(&new_lines).take_while(|(a, b)| a == b).count();
-    let suffix =
-        old_lines[prefix..].iter().rev().zip(new_lines[prefix..].iter().rev()).take_while(|(a, b)| a == b).count();
-    let mut lines = Vec::new();
-    let context = |i: usize, j: usize, text: &str| DiffLine {
-        kind: LineKind::Context,
-        old: Some(i + 1),
-        new: Some(j + 1),
-        text: text.to_owned(),
-    };
-    for (i, text) in old_lines[..prefix].iter().enumerate() {
-        lines.push(context(i, i, text));
+    let old: Vec<&str> = old.lines().collect();
+    let new: Vec<&str> = new.lines().collect();
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..].iter().rev().zip(new[prefix..].iter().rev()).take_while(|(a, b)| a == b).count();
+    let (old_mid, new_mid) = (&old[prefix..old.len() - suffix], &new[prefix..new.len() - suffix]);
+    let mut steps = vec![Step::Both; prefix];
+    if old_mid.len().saturating_mul(new_mid.len()) > MAX_DIFF_CELLS {
+        steps.extend(std::iter::repeat_n(Step::Old, old_mid.len()));
+        steps.extend(std::iter::repeat_n(Step::New, new_mid.len()));
+    } else {
+        steps.extend(lcs_steps(old_mid, new_mid));
     }
-    for (i, text) in old_lines[prefix..old_lines.len() - suffix].iter().enumerate() {
-        lines.push(DiffLine {
-            kind: LineKind::Removed,
-            old: Some(prefix + i + 1),
-            new: None,
-            text: (*text).to_owned(),
-        });
-    }
-    for (i, text) in new_lines[prefix..new_lines.len() - suffix].iter().enumerate() {
-        lines.push(DiffLine { kind: LineKind::Added, old: None, new: Some(prefix + i + 1), text: (*text).to_owned() });
-    }
-    let (old_tail, new_tail) = (old_lines.len() - suffix, new_lines.len() - suffix);
-    for (k, text) in old_lines[old_tail..].iter().enumerate() {
-        lines.push(context(old_tail + k, new_tail + k, text));
+    steps.extend(std::iter::repeat_n(Step::Both, suffix));
+
+    let (mut i, mut j) = (0, 0);
+    let mut lines = Vec::with_capacity(steps.len());
+    for step in steps {
+        let line = match step {
+            Step::Both => DiffLine { kind: LineKind::Context, old: Some(i + 1), new: Some(j + 1), text: old[i].into() },
+            Step::Old => DiffLine { kind: LineKind::Removed, old: Some(i + 1), new: None, text: old[i].into() },
+            Step::New => DiffLine { kind: LineKind::Added, old: None, new: Some(j + 1), text: new[j].into() },
+        };
+        match step {
+            Step::Both => (i, j) = (i + 1, j + 1),
+            Step::Old => i += 1,
+            Step::New => j += 1,
+        }
+        lines.push(line);
     }
     lines
+}
+
+/// Which side a line of a computed diff comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Both,
+    Old,
+    New,
+}
+
+fn lcs_steps(old: &[&str], new: &[&str]) -> Vec<Step> {
+    let (n, m) = (old.len(), new.len());
+    // common[i][j]: the length of the longest common subsequence of old[i..] and new[j..].
+    let mut common = vec![vec![0_u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            common[i][j] =
+                if old[i] == new[j] { common[i + 1][j + 1] + 1 } else { common[i + 1][j].max(common[i][j + 1]) };
+        }
+    }
+    let mut steps = Vec::with_capacity(n + m);
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && old[i] == new[j] {
+            steps.push(Step::Both);
+            (i, j) = (i + 1, j + 1);
+        } else if i < n && (j == m || common[i + 1][j] >= common[i][j + 1]) {
+            steps.push(Step::Old);
+            i += 1;
+        } else {
+            steps.push(Step::New);
+            j += 1;
+        }
+    }
+    steps
 }
 
 /// Added and removed line counts.
@@ -229,5 +268,26 @@ mod tests {
         );
         assert_eq!(summary(&replacement("same", "same")), vec![(Context, Some(1), Some(1), "same")]);
         assert_eq!(summary(&replacement("", "new")), vec![(Added, None, Some(1), "new")]);
+        assert_eq!(
+            summary(&replacement("x\ny\nz\nw", "x\nz\nW\nw")),
+            vec![
+                (Context, Some(1), Some(1), "x"),
+                (Removed, Some(2), None, "y"),
+                (Context, Some(3), Some(2), "z"),
+                (Added, None, Some(3), "W"),
+                (Context, Some(4), Some(4), "w"),
+            ],
+            "lines shared inside the changed middle stay context"
+        );
+    }
+
+    #[test]
+    fn a_large_edit_is_shown_removed_then_added() {
+        let old: String = (0..600).map(|i| format!("old {i}\n")).collect();
+        let new: String = (0..600).map(|i| format!("new {i}\n")).collect();
+        let lines = replacement(&old, &new);
+        assert_eq!(lines.len(), 1200);
+        assert!(lines[..600].iter().all(|l| l.kind == LineKind::Removed));
+        assert!(lines[600..].iter().all(|l| l.kind == LineKind::Added));
     }
 }

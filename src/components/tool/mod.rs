@@ -2,19 +2,25 @@
 //! built-in renderers, then `mcp__<server>__<tool>`, then the custom renderers registered by name, then the generic
 //! arguments/result view, which is a plain name row when the call has nothing to show.
 //!
+//! Three kinds of call take the whole row instead: a question (its card), a call waiting for approval or denied
+//! (the approval card, for as long as it is in that state), and a Task/Agent call (a group of the sub-agent's rows).
+//!
 //! The body is chosen once per row (a call keeps its name); inside it, each piece reads only the fields it shows
 //! through memos, so a streamed argument delta redraws the growing text, not the row.
 
 mod ansi;
+mod approval;
 mod bash;
+mod chart;
 mod diff;
 mod files;
 mod generic;
 mod json_tree;
 mod lines;
-mod question;
+mod question_card;
 mod registry;
 mod search;
+mod task_group;
 mod todo;
 
 use leptos::prelude::*;
@@ -23,7 +29,12 @@ use serde_json::Value;
 use crate::app::ChatActions;
 use crate::protocol::{ChatToolPart, INTERRUPTED_TOOL_ERROR, ToolState};
 
+use approval::ApprovalCard;
+use chart::ChartView;
+use question_card::QuestionCard;
 pub use registry::{CustomRenderer, ToolRenderers};
+pub(crate) use task_group::{MessageParts, top_level};
+use task_group::{TaskGroup, is_task};
 
 /// What the row says about its call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,8 +197,30 @@ fn now_ms() -> Option<f64> {
 /// One tool call of a message. The row's root keeps `tool tool--<state>` for styling and tests.
 #[component]
 pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
+    let name = tool.with_untracked(|part| part.tool_name.clone());
+    if is_task(&name) {
+        return view! { <TaskGroup tool/> }.into_any();
+    }
     let part = RwSignal::from(tool).read_only();
-    let name = part.with_untracked(|part| part.tool_name.clone());
+    if name == "Question" {
+        return (move || view! { <QuestionCard tool=part.get()/> }).into_any();
+    }
+    let carded = Memo::new(move |_| {
+        part.with(|part| matches!(part.state, ToolState::ApprovalRequested | ToolState::OutputDenied))
+    });
+    (move || {
+        if carded.get() {
+            view! { <ApprovalCard tool=part.get()/> }.into_any()
+        } else {
+            view! { <StandardRow part name=name.clone()/> }.into_any()
+        }
+    })
+    .into_any()
+}
+
+/// The header with status and duration, the tool's body, and its error.
+#[component]
+fn StandardRow(part: ReadSignal<ChatToolPart>, name: String) -> impl IntoView {
     let actions = use_context::<ChatActions>();
     let state = Memo::new(move |_| part.with(|part| part.state));
     let status = Memo::new(move |_| {
@@ -216,19 +249,8 @@ pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
             | ToolState::OutputAvailable => None,
         })
     });
-    let awaiting_approval = Memo::new(move |_| state.get() == ToolState::ApprovalRequested);
-    let has_chart = Memo::new(move |_| part.with(|part| output_field(part, "chart").is_some()));
-    let body = move || {
-        // The approval card and the chart take over the body whatever the tool; until they exist, the tool's own
-        // renderer shows the call.
-        if awaiting_approval.get() {
-            return approval_body(part, &dispatch, state);
-        }
-        if has_chart.get() {
-            return chart_body(part, &dispatch);
-        }
-        tool_body(part, &dispatch, state)
-    };
+    let chart = Memo::new(move |_| part.with(|part| output_field(part, "chart").cloned()));
+    let body = tool_body(part, &dispatch);
     view! {
         <div
             class=move || format!("part part--tool tool tool--{}", state.get().as_str())
@@ -241,6 +263,7 @@ pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
                 {move || duration.get().map(|ms| view! { <span class="tool__duration">{format_duration(ms)}</span> })}
             </div>
             <div class="tool__body">{body}</div>
+            {move || chart.get().map(|spec| view! { <ChartView spec/> })}
             {move || error.get().map(|text| view! { <p class="tool__error">{text}</p> })}
         </div>
     }
@@ -272,19 +295,7 @@ fn timing(part: ReadSignal<ChatToolPart>, status: Memo<RowStatus>) -> ReadSignal
     duration.read_only()
 }
 
-/// The body of a call waiting for approval. The approval card replaces this arm; until then the tool's renderer
-/// shows what would run.
-fn approval_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch, state: Memo<ToolState>) -> AnyView {
-    tool_body(part, dispatch, state)
-}
-
-/// The body of a call whose output carries a chart. The chart renderer replaces this arm; until then the generic view
-/// shows the output, chart JSON included.
-fn chart_body(part: ReadSignal<ChatToolPart>, _dispatch: &Dispatch) -> AnyView {
-    view! { <generic::GenericView part/> }.into_any()
-}
-
-fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch, state: Memo<ToolState>) -> AnyView {
+fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch) -> AnyView {
     match dispatch {
         Dispatch::Builtin(builtin) => match builtin {
             Builtin::Bash => view! { <bash::BashView part/> }.into_any(),
@@ -296,19 +307,8 @@ fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch, state: Memo<To
             Builtin::Glob | Builtin::Ls => view! { <search::FileListView part/> }.into_any(),
             Builtin::WebSearch => view! { <generic::WebSearchView part/> }.into_any(),
             Builtin::TodoWrite | Builtin::PlanWrite => view! { <todo::TodoView part/> }.into_any(),
-            Builtin::Question => {
-                let asking = Memo::new(move |_| state.get() == ToolState::InputAvailable);
-                (move || {
-                    if asking.get() {
-                        view! { <question::QuestionCard tool=part.get_untracked()/> }.into_any()
-                    } else {
-                        view! { <generic::GenericView part/> }.into_any()
-                    }
-                })
-                .into_any()
-            }
-            // Task/Agent groups with the sub-agent's rows replace this arm; until then the generic view.
-            Builtin::Task => view! { <generic::GenericView part/> }.into_any(),
+            // Questions and tasks take the whole row (see `ToolRow`) and never reach this.
+            Builtin::Question | Builtin::Task => view! { <generic::GenericView part/> }.into_any(),
             Builtin::Thinking => view! { <generic::ThinkingToolView part/> }.into_any(),
         },
         Dispatch::Mcp { .. } => view! { <generic::McpView part/> }.into_any(),
@@ -333,6 +333,7 @@ mod tests {
         let input = json!({
             "command": MARKUP, "code": MARKUP, "path": MARKUP, "content": MARKUP, "oldText": MARKUP,
             "newText": MARKUP, "pattern": MARKUP, "query": MARKUP, "thought": MARKUP, "question": MARKUP,
+            "description": MARKUP, "prompt": MARKUP,
             "options": [{"id": MARKUP, "label": MARKUP}],
             "todos": [{"text": MARKUP, "status": "completed"}], MARKUP: [MARKUP, {"nested": MARKUP}],
         });

@@ -3,6 +3,7 @@
 //! Result texts and details mimic the pi coding agent's, because the event mapper normalizes them per tool kind.
 
 mod bash;
+pub(crate) mod chart;
 mod edit;
 mod ls;
 mod read;

@@ -1,0 +1,183 @@
+//! The approval card: a tool call that waits for the user (`approval-requested`) shows exactly what would run — the
+//! command, the diff of the proposed edit, the content of the write — with Approve and Deny; a denied call keeps
+//! showing what was refused.
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::diff::{self, DiffLine};
+use super::files::DiffView;
+use super::lines::NumberedLines;
+use crate::app::ChatActions;
+use crate::protocol::{ChatToolPart, ToolState};
+
+/// What a call waiting for approval would do, as the card shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Proposal {
+    Command(String),
+    Edit {
+        path: String,
+        lines: Vec<DiffLine>,
+    },
+    Write {
+        path: String,
+        content: String,
+    },
+    /// Any other tool: its arguments as JSON.
+    Arguments(String),
+}
+
+impl Proposal {
+    /// Reads the call's arguments; names other agents use (`old_string`, `file_path`) are accepted too.
+    pub fn of(tool: &ChatToolPart) -> Proposal {
+        let input = tool.input.clone().unwrap_or(Value::Null);
+        let text = |keys: &[&str]| keys.iter().find_map(|k| input.get(*k).and_then(Value::as_str)).map(str::to_owned);
+        let path = || text(&["path", "file_path", "filePath"]).unwrap_or_default();
+        match tool.tool_name.as_str() {
+            "Bash" => {
+                if let Some(command) = text(&["command", "cmd"]) {
+                    return Proposal::Command(command);
+                }
+            }
+            "Edit" => {
+                if let (Some(old), Some(new)) = (text(&["oldText", "old_string"]), text(&["newText", "new_string"])) {
+                    return Proposal::Edit { path: path(), lines: diff::replacement(&old, &new) };
+                }
+            }
+            "Write" => {
+                if let Some(content) = text(&["content"]) {
+                    return Proposal::Write { path: path(), content };
+                }
+            }
+            _ => {}
+        }
+        Proposal::Arguments(serde_json::to_string_pretty(&input).unwrap_or_default())
+    }
+}
+
+/// A call waiting for approval (Approve / Deny), or one that was denied (what was refused).
+#[component]
+pub fn ApprovalCard(
+    /// The call, in `approval-requested` or `output-denied`.
+    tool: ChatToolPart,
+) -> impl IntoView {
+    let actions = use_context::<ChatActions>();
+    let waiting = tool.state == ToolState::ApprovalRequested;
+    let sending = RwSignal::new(false);
+    let proposal = Proposal::of(&tool);
+    let verb = match &proposal {
+        Proposal::Command(_) => "run this command",
+        Proposal::Edit { .. } => "make this edit",
+        Proposal::Write { .. } => "write this file",
+        Proposal::Arguments(_) => "make this call",
+    };
+    let heading = if waiting {
+        format!("The agent wants to {verb}.")
+    } else {
+        format!("Denied: the agent was not allowed to {verb}, and nothing was run.")
+    };
+    let call_id = tool.tool_call_id.clone();
+    let decide = move |approve: bool| {
+        let id = call_id.clone();
+        move |_| {
+            if let Some(actions) = actions {
+                actions.approve(id.clone(), approve, sending);
+            }
+        }
+    };
+    let denied = if waiting { "" } else { " approval--denied" };
+    let class = format!("part part--tool tool tool--{} approval{denied}", tool.state.as_str());
+    view! {
+        <div
+            class=class
+            role="group"
+            aria-label=format!("{} call awaiting approval", tool.tool_name)
+            data-tool-call-id=tool.tool_call_id.clone()
+        >
+            <p class="approval__heading">
+                <span class="tool__name">{tool.tool_name.clone()}</span>
+                " "
+                <span class="approval__what">{heading}</span>
+            </p>
+            <ProposalView proposal/>
+            {waiting
+                .then(|| {
+                    view! {
+                        <div class="approval__actions">
+                            <button
+                                class="button button--primary"
+                                type="button"
+                                disabled=move || sending.get()
+                                on:click=decide(true)
+                            >
+                                "Approve"
+                            </button>
+                            <button class="button" type="button" disabled=move || sending.get() on:click=decide(false)>
+                                "Deny"
+                            </button>
+                        </div>
+                    }
+                })}
+        </div>
+    }
+}
+
+#[component]
+fn ProposalView(proposal: Proposal) -> impl IntoView {
+    match proposal {
+        Proposal::Command(command) => view! {
+            <pre class="approval__command"><code>"$ "{command}</code></pre>
+        }
+        .into_any(),
+        Proposal::Edit { path, lines } => view! {
+            <p class="approval__path">{path}</p>
+            <div class="approval__diff">
+                <DiffView lines/>
+            </div>
+        }
+        .into_any(),
+        Proposal::Write { path, content } => view! {
+            <p class="approval__path">{path}</p>
+            <div class="approval__content">
+                <NumberedLines text=content first_line=1usize fold_after=None/>
+            </div>
+        }
+        .into_any(),
+        Proposal::Arguments(json) => view! { <pre class="approval__arguments">{json}</pre> }.into_any(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn kinds(lines: &[DiffLine]) -> String {
+        lines.iter().map(|l| l.kind.sign()).collect()
+    }
+
+    #[test]
+    fn the_proposal_follows_the_tool() {
+        let part = |name: &str, input: Value| {
+            let mut part = ChatToolPart::new(name, "c1", ToolState::ApprovalRequested);
+            part.input = Some(input);
+            part
+        };
+        assert_eq!(Proposal::of(&part("Bash", json!({"command": "ls -la"}))), Proposal::Command("ls -la".into()));
+        let Proposal::Edit { path, lines } =
+            Proposal::of(&part("Edit", json!({"path": "a.py", "oldText": "x = 1", "newText": "x = 2"})))
+        else {
+            panic!("an edit")
+        };
+        assert_eq!((path.as_str(), kinds(&lines).as_str()), ("a.py", "−+"));
+        assert_eq!(
+            Proposal::of(&part("Write", json!({"file_path": "b.txt", "content": "hi"}))),
+            Proposal::Write { path: "b.txt".into(), content: "hi".into() }
+        );
+        assert!(
+            matches!(Proposal::of(&part("Read", json!({"path": "c"}))), Proposal::Arguments(json) if json.contains("\"path\""))
+        );
+        assert!(matches!(Proposal::of(&part("Bash", json!({}))), Proposal::Arguments(_)), "no command, the raw call");
+    }
+}
