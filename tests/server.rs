@@ -613,3 +613,56 @@ async fn status_of_oversized_post(server: &Server) -> u16 {
     let status_line = String::from_utf8_lossy(&answer[..read]).lines().next().unwrap_or_default().to_owned();
     status_line.split_whitespace().nth(1).and_then(|code| code.parse().ok()).unwrap_or(0)
 }
+
+#[tokio::test]
+async fn the_models_of_a_config_file_are_listed_without_secrets_and_picked_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let alpha = dir.path().join("alpha.json");
+    let beta = dir.path().join("beta.json");
+    std::fs::write(&alpha, r#"{"turns": [{"text": "Alpha answers."}]}"#).unwrap();
+    std::fs::write(&beta, r#"{"turns": [{"text": "Beta answers."}]}"#).unwrap();
+    let config = dir.path().join("models.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[model]]\nname = \"alpha\"\nprovider = \"scripted\"\nscript = {alpha:?}\n\n\
+             [[model]]\nname = \"beta\"\nprovider = \"scripted\"\nscript = {beta:?}\n\n\
+             [[model]]\nname = \"remote\"\nprovider = \"openai\"\nmodel = \"gpt-x\"\n\
+             base_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"PICKER_TEST_KEY\"\n"
+        ),
+    )
+    .unwrap();
+    let key = "sk-picker-secret-42";
+    let server = Server::start_with_env(
+        &dir.path().join("data"),
+        &alpha,
+        &["--config", config.to_str().unwrap()],
+        &[("PICKER_TEST_KEY", key)],
+    );
+
+    let response = server.get("/api/models").send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body = response.text().await.unwrap();
+    assert!(!body.contains(key) && !body.contains("127.0.0.1:9"), "no key, no endpoint: {body}");
+    let models: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(models["default"], "alpha", "the first model is the default");
+    let names: Vec<&str> = models["models"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["alpha", "beta", "remote"]);
+    assert_eq!(models["models"][2]["provider"], "openai");
+    assert_eq!(models["models"][2]["model"], "gpt-x");
+
+    let session = server.new_session().await;
+    let picked = chat(&server, &session, json!({"message": "who are you?", "model": "beta"})).await.rest(WAIT).await;
+    assert_eq!(kind(picked.last().unwrap()), "done");
+    assert!(picked.iter().any(|l| l.contains("Beta answers.")) && !picked.iter().any(|l| l.contains("Alpha")));
+    let default = chat(&server, &session, json!({"message": "and now?"})).await.rest(WAIT).await;
+    assert!(default.iter().any(|l| l.contains("Alpha answers.")), "no `model` runs the default");
+
+    let unknown = server.post("/api/chat", &json!({"sessionId": session, "message": "hi", "model": "gamma"}));
+    let unknown = unknown.send().await.unwrap();
+    assert_eq!(unknown.status(), 400);
+    let unknown: Value = unknown.json().await.unwrap();
+    assert_eq!(unknown["message"], "unknown model \"gamma\"; the configured models are: alpha, beta, remote");
+    let detail: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(detail["messages"].as_array().unwrap().len(), 4, "the refused message was not recorded");
+}

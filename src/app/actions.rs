@@ -8,7 +8,7 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::protocol::{AgentMode, PlanAction, QuestionAnswer, SessionSummary, StreamingBehavior};
+use crate::protocol::{AgentMode, ModelInfo, PlanAction, QuestionAnswer, SessionSummary, StreamingBehavior};
 
 /// The page's connection to the run of the session on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -43,6 +43,11 @@ pub struct ChatActions {
     pub link: RwSignal<Link>,
     /// The browser's clock (ms since the epoch), ticking slowly for the sidebar's relative times; 0 until hydrated.
     pub now: RwSignal<f64>,
+    /// The models the server offers (`GET /api/models`); empty until loaded.
+    pub models: RwSignal<Vec<ModelInfo>>,
+    /// The model sends name: the one this browser picked last if the server still offers it, else the server's
+    /// default; `None` until the list is loaded (the server then uses its default).
+    pub model: RwSignal<Option<String>>,
     #[cfg(feature = "hydrate")]
     live: StoredValue<std::rc::Rc<browser::Live>, LocalStorage>,
 }
@@ -57,6 +62,8 @@ impl ChatActions {
             problem: RwSignal::new(None),
             link: RwSignal::new(Link::Idle),
             now: RwSignal::new(0.0),
+            models: RwSignal::new(Vec::new()),
+            model: RwSignal::new(None),
             #[cfg(feature = "hydrate")]
             live: StoredValue::new_local(browser::Live::new(leptos_router::hooks::use_navigate())),
         }
@@ -88,6 +95,13 @@ impl ChatActions {
         leptos::task::spawn_local(browser::send(self, outgoing));
         #[cfg(not(feature = "hydrate"))]
         let _ = outgoing;
+    }
+
+    /// Picks the model later sends run on, and remembers it in this browser.
+    pub fn pick_model(self, name: String) {
+        #[cfg(feature = "hydrate")]
+        crate::client::remember_model(&name);
+        self.model.set(Some(name));
     }
 
     pub fn stop(self) {
@@ -157,6 +171,15 @@ impl ChatActions {
     }
 }
 
+/// The model to preselect: the remembered one if the server still offers it, else the server's default.
+#[cfg(any(feature = "hydrate", test))]
+pub fn preselected_model(models: &crate::protocol::ModelsResponse, remembered: Option<&str>) -> String {
+    remembered
+        .filter(|name| models.models.iter().any(|model| model.name == *name))
+        .unwrap_or(&models.default)
+        .to_owned()
+}
+
 /// True when a frame's `seq` leaves a hole after the snapshot's last one. Two streams of one run (a steering
 /// send's answer and the run's own stream) may run ahead of each other; applying the one ahead would make the
 /// reducer drop the frames in between as already seen. Such frames wait: the stream behind, or a re-attach
@@ -175,7 +198,7 @@ mod browser {
     use leptos::prelude::*;
     use leptos_router::NavigateOptions;
 
-    use super::{ChatActions, Link, Outgoing, skips_ahead};
+    use super::{ChatActions, Link, Outgoing, preselected_model, skips_ahead};
     use crate::chat_state::{ChatSnapshot, apply};
     use crate::client::{self, ClientError, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
     use crate::protocol::*;
@@ -347,6 +370,17 @@ mod browser {
             }
         }));
         leptos::task::spawn_local(refresh_sessions(actions));
+        leptos::task::spawn_local(load_models(actions));
+    }
+
+    async fn load_models(actions: ChatActions) {
+        match client::models().await {
+            Ok(models) => {
+                actions.model.set(Some(preselected_model(&models, client::remembered_model().as_deref())));
+                actions.models.set(models.models);
+            }
+            Err(error) => actions.problem.set(Some(format!("Could not load the list of models: {error}"))),
+        }
     }
 
     pub fn open(actions: ChatActions, session_id: Option<String>) {
@@ -477,7 +511,7 @@ mod browser {
             request_id: Some(client::request_id()),
             mode: Some(outgoing.mode),
             plan_action: outgoing.plan_action,
-            model: None,
+            model: actions.model.get_untracked(),
             streaming_behavior: joins_run.then_some(outgoing.behavior),
             attachments: None,
         };
@@ -567,9 +601,23 @@ mod browser {
 
 #[cfg(test)]
 mod tests {
-    use super::skips_ahead;
+    use super::{preselected_model, skips_ahead};
     use crate::chat_state::{ChatSnapshot, apply};
-    use crate::protocol::{ChatFrame, DeltaFrame};
+    use crate::protocol::{ChatFrame, DeltaFrame, ModelInfo, ModelsResponse};
+
+    #[test]
+    fn the_remembered_model_is_preselected_only_while_the_server_offers_it() {
+        let model = |name: &str| ModelInfo {
+            name: name.into(),
+            provider: "scripted".into(),
+            model: "demo".into(),
+            context_window: 1000,
+        };
+        let models = ModelsResponse { default: "a".into(), models: vec![model("a"), model("b")] };
+        assert_eq!(preselected_model(&models, None), "a");
+        assert_eq!(preselected_model(&models, Some("b")), "b");
+        assert_eq!(preselected_model(&models, Some("gone")), "a", "a model no longer configured");
+    }
 
     fn delta(seq: u64) -> ChatFrame {
         ChatFrame::Delta(DeltaFrame { seq: Some(seq), text: format!("{seq} "), message_id: None })

@@ -129,7 +129,16 @@ fn ChatPage() -> impl IntoView {
                     <p class="chat__problem" role="alert">{move || actions.problem.get()}</p>
                 </Show>
                 <QueueChips queue/>
-                <Composer on_send on_stop busy plan disabled=Signal::derive(move || !hydrated.get())/>
+                <Composer
+                    on_send
+                    on_stop
+                    busy
+                    plan
+                    disabled=Signal::derive(move || !hydrated.get())
+                    models=actions.models
+                    model=actions.model
+                    on_model=Callback::new(move |name| actions.pick_model(name))
+                />
             </main>
         </div>
     }

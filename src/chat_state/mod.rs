@@ -171,6 +171,14 @@ impl ChatSnapshot {
         parts.push(ChatMessagePart::tool(part));
     }
 
+    /// Brings a known tool part up to `part` (copying only what changed), or adds it.
+    fn update_tool(&mut self, message_id: Option<&str>, part: &ChatToolPart) {
+        match self.tool_mut(&part.tool_call_id) {
+            Some(existing) => assign_tool_part(existing, part),
+            None => self.upsert_tool(message_id, part.clone()),
+        }
+    }
+
     fn tool_mut(&mut self, tool_call_id: &str) -> Option<&mut ChatToolPart> {
         let &(message, part) = self.tool_index.get(tool_call_id)?;
         match &mut self.messages[message].parts[part] {
@@ -249,7 +257,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 append_at_path(tool.input.get_or_insert_with(|| Value::Object(Map::new())), &args.path, &args.text);
             }
         }
-        ChatFrame::Tool(tool) => snapshot.upsert_tool(tool.message_id.as_deref(), tool.part.clone()),
+        ChatFrame::Tool(tool) => snapshot.update_tool(tool.message_id.as_deref(), &tool.part),
         ChatFrame::Plan(plan) => snapshot.plan = Some(plan.state.clone()),
         ChatFrame::State(state) => {
             if state.state.name == LifecycleName::MessageStart {
@@ -311,6 +319,32 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
         ChatFrame::Ping => return Applied::Ignored,
     }
     Applied::Changed
+}
+
+/// Makes `target` equal to `source`, copying only the fields that differ. Every `tool` frame repeats the call's
+/// whole input, which is usually what the part already holds: comparing it costs far less than copying it.
+fn assign_tool_part(target: &mut ChatToolPart, source: &ChatToolPart) {
+    let ChatToolPart { tool_name, tool_call_id, state, index, input, output, error_text, extra } = source;
+    if target.tool_name != *tool_name {
+        target.tool_name.clone_from(tool_name);
+    }
+    if target.tool_call_id != *tool_call_id {
+        target.tool_call_id.clone_from(tool_call_id);
+    }
+    target.state = *state;
+    target.index = *index;
+    if target.input != *input {
+        target.input.clone_from(input);
+    }
+    if target.output != *output {
+        target.output.clone_from(output);
+    }
+    if target.error_text != *error_text {
+        target.error_text.clone_from(error_text);
+    }
+    if target.extra != *extra {
+        target.extra.clone_from(extra);
+    }
 }
 
 /// The value of `key`, inserted as `null` if missing. A tool's arguments have a handful of keys: a scan finds one

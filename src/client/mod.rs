@@ -76,6 +76,10 @@ pub async fn list_sessions() -> Result<Vec<SessionSummary>, ClientError> {
     Ok(checked(Request::get("/api/sessions").send().await?).await?.json::<SessionList>().await?.sessions)
 }
 
+pub async fn models() -> Result<ModelsResponse, ClientError> {
+    Ok(checked(Request::get("/api/models").send().await?).await?.json::<ModelsResponse>().await?)
+}
+
 pub async fn session_detail(session_id: &str) -> Result<SessionDetail, ClientError> {
     let response = Request::get(&format!("/api/sessions/{session_id}")).send().await?;
     Ok(checked(response).await?.json::<SessionDetail>().await?)
@@ -287,6 +291,22 @@ pub fn request_id() -> String {
 /// Milliseconds since the Unix epoch, by the browser's clock.
 pub fn now_millis() -> f64 {
     js_sys::Date::now()
+}
+
+/// Where the browser remembers the picked model.
+const MODEL_KEY: &str = "chatwire.model";
+
+/// The model this browser picked last, if storage is available and one was picked.
+pub fn remembered_model() -> Option<String> {
+    let storage = web_sys::window()?.local_storage().ok()??;
+    storage.get_item(MODEL_KEY).ok()?
+}
+
+/// Remembers the picked model for the next visit; a browser without storage (private mode) simply forgets it.
+pub fn remember_model(name: &str) {
+    if let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+        let _ = storage.set_item(MODEL_KEY, name);
+    }
 }
 
 /// True while the page is not shown (a background tab, a minimized window).

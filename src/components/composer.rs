@@ -1,11 +1,12 @@
-//! The composer: a textarea where Enter sends and Shift+Enter starts a new line, the Agent/Plan switch, Stop, Steer
-//! or Follow-up while a run is active, and Execute/Refine when a plan waits for a decision.
+//! The composer: a textarea where Enter sends and Shift+Enter starts a new line, the model picker (when the server
+//! offers several), the Agent/Plan switch, Stop, Steer or Follow-up while a run is active, and Execute/Refine when a
+//! plan waits for a decision.
 
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
 use crate::app::Outgoing;
-use crate::protocol::{AgentMode, ChatPlanState, PlanAction, StreamingBehavior};
+use crate::protocol::{AgentMode, ChatPlanState, ModelInfo, PlanAction, StreamingBehavior};
 
 #[component]
 pub fn Composer(
@@ -22,6 +23,14 @@ pub fn Composer(
     /// True while sending is not possible (e.g. before the page is interactive).
     #[prop(into)]
     disabled: Signal<bool>,
+    /// The models the server offers; the picker shows only when there are several.
+    #[prop(into)]
+    models: Signal<Vec<ModelInfo>>,
+    /// The model sends run on.
+    #[prop(into)]
+    model: Signal<Option<String>>,
+    /// Called with a model's name when the user picks it.
+    on_model: Callback<String>,
 ) -> impl IntoView {
     let draft = RwSignal::new(String::new());
     let mode = RwSignal::new(AgentMode::Agent);
@@ -109,6 +118,7 @@ pub fn Composer(
                     on:keydown=on_keydown
                 ></textarea>
                 <div class="composer__actions">
+                    <ModelPicker models model on_model/>
                     <div class="mode-switch" role="radiogroup" aria-label="Mode">
                         <ModeOption mode value=AgentMode::Agent label="Agent" hint="The agent works on the task"/>
                         <ModeOption mode value=AgentMode::Plan label="Plan" hint="The agent only plans; you decide"/>
@@ -138,6 +148,52 @@ pub fn Composer(
                 </div>
             </div>
         </form>
+    }
+}
+
+/// A native `<select>` of the configured models: keyboard and screen-reader behaviour come with it.
+#[component]
+fn ModelPicker(
+    /// The configured models, the default first.
+    models: Signal<Vec<ModelInfo>>,
+    /// The picked model's name.
+    model: Signal<Option<String>>,
+    /// Called with the name the user picks.
+    on_model: Callback<String>,
+) -> impl IntoView {
+    view! {
+        <Show when=move || models.with(|models| models.len() > 1)>
+            <select
+                class="model-picker"
+                name="model"
+                aria-label="Model"
+                title="The model that answers your next message"
+                data-testid="model-picker"
+                on:change=move |event| on_model.run(event_target_value(&event))
+            >
+                {move || {
+                    models
+                        .get()
+                        .into_iter()
+                        .map(|info| {
+                            let hint = format!("{} · {}", info.provider, info.model);
+                            let value = info.name.clone();
+                            let name = info.name;
+                            let picked = value.clone();
+                            view! {
+                                <option
+                                    value=value
+                                    title=hint
+                                    prop:selected=move || model.with(|model| model.as_deref() == Some(picked.as_str()))
+                                >
+                                    {name}
+                                </option>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </select>
+        </Show>
     }
 }
 

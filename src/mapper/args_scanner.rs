@@ -59,6 +59,8 @@ pub struct ArgsScanner {
     /// Index in this feed's output of the piece the string being read extends, once known: the path is compared
     /// once per string and fragment, not once per character.
     open_piece: Option<usize>,
+    /// Length of the fragment being fed: a piece never holds more, so its text is allocated once.
+    fragment_len: usize,
 }
 
 impl Default for ArgsScanner {
@@ -71,6 +73,7 @@ impl Default for ArgsScanner {
             high_surrogate: None,
             awaiting_value: true,
             open_piece: None,
+            fragment_len: 0,
         }
     }
 }
@@ -90,6 +93,7 @@ impl ArgsScanner {
     /// Like `feed`, appending to `out`.
     pub fn feed_into(&mut self, fragment: &str, out: &mut Vec<ArgsText>) {
         self.open_piece = None;
+        self.fragment_len = fragment.len();
         for ch in fragment.chars() {
             match self.string {
                 Some(role) => self.string_char(ch, role, out),
@@ -238,7 +242,11 @@ impl ArgsScanner {
                 None => {
                     match out.last_mut() {
                         Some(last) if self.path_matches(&last.path) => last.text.push(ch),
-                        _ => out.push(ArgsText { path: self.path(), text: ch.to_string() }),
+                        _ => {
+                            let mut text = String::with_capacity(self.fragment_len);
+                            text.push(ch);
+                            out.push(ArgsText { path: self.path(), text });
+                        }
                     }
                     self.open_piece = Some(out.len() - 1);
                 }

@@ -214,11 +214,12 @@ impl EventMapper {
             }
             AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
                 self.ensure_run(out);
-                let track = self.track_tool(&tool_call_id, &tool_name).clone();
-                let input = non_null(args).or(track.input);
+                let track = self.track_tool(&tool_call_id, &tool_name);
+                // Without new arguments the call keeps the ones it has.
+                let input = non_null(args);
                 let output = normalize_output(
                     &track.part_name,
-                    input.as_ref().unwrap_or(&Value::Null),
+                    input.as_ref().or(track.input.as_ref()).unwrap_or(&Value::Null),
                     &partial_result,
                     false,
                     false,
@@ -227,8 +228,8 @@ impl EventMapper {
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error } => {
                 self.ensure_run(out);
-                let track = self.track_tool(&tool_call_id, &tool_name).clone();
-                self.finish_tool(&tool_call_id, track, &result, is_error, out);
+                self.track_tool(&tool_call_id, &tool_name);
+                self.finish_tool(&tool_call_id, &result, is_error, out);
             }
             AgentEvent::QueueUpdate { steering, follow_up } => {
                 self.emit(ChatFrame::Queue(QueueFrame { seq: None, steering, follow_up }), out)
@@ -375,9 +376,11 @@ impl EventMapper {
                 }
             }
             AssistantMessageEvent::ToolcallDelta { content_index, delta, call } => {
-                let known = self.run_mut().content_tools.get(&content_index).cloned();
+                let known = self.run_mut().content_tools.get(&content_index);
                 let id = match (known, call) {
-                    (Some(id), _) => id,
+                    // pi repeats the header with every fragment: its id is the frames' copy, so none is made here.
+                    (Some(known), Some(call)) if *known == call.id => call.id,
+                    (Some(known), _) => known.clone(),
                     (None, Some(call)) => self.draft_tool(content_index, call, out),
                     (None, None) => {
                         self.stats.ignored += 1;
@@ -408,8 +411,8 @@ impl EventMapper {
                 self.args_pieces = pieces;
             }
             AssistantMessageEvent::ToolcallEnd { content_index, call } => {
-                let header = ToolCallHeader { id: call.id.clone(), name: call.name.clone() };
                 if !self.run_mut().tools.contains_key(&call.id) {
+                    let header = ToolCallHeader { id: call.id.clone(), name: call.name.clone() };
                     self.draft_tool(content_index, header, out);
                 }
                 self.run_mut().scanners.remove(&call.id);
@@ -493,14 +496,8 @@ impl EventMapper {
         self.emit(ChatFrame::Tool(ToolFrame { seq: None, part, message_id: None }), out);
     }
 
-    fn finish_tool(
-        &mut self,
-        tool_call_id: &str,
-        track: ToolTrack,
-        result: &ToolResult,
-        is_error: bool,
-        out: &mut Vec<ChatFrame>,
-    ) {
+    fn finish_tool(&mut self, tool_call_id: &str, result: &ToolResult, is_error: bool, out: &mut Vec<ChatFrame>) {
+        let track = &self.run_mut().tools[tool_call_id];
         let output =
             normalize_output(&track.part_name, track.input.as_ref().unwrap_or(&Value::Null), result, true, is_error);
         let (state, error_text) = if is_error {
