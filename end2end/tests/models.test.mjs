@@ -5,11 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { makeTempDir, removeDir, startServer } from './support.mjs';
-
-const CHROMIUM_PATH = '/usr/bin/chromium';
-const HYDRATION_TIMEOUT_MS = 30_000;
+import { launchBrowser, makeTempDir, openApp, removeDir, startServer, waitForHydration, watchProblems } from './support.mjs';
 
 const FIRST_ANSWER = 'The first model answers.';
 const SECOND_ANSWER = 'The second model answers.';
@@ -18,40 +14,13 @@ const picker = '[data-testid="model-picker"]';
 const textarea = '[data-testid="composer"] textarea';
 const assistantMessages = '[data-testid="transcript"] .message[data-role="assistant"]';
 
-async function launch(userDataDir) {
-  return chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-}
-
-/** Opens the printed URL in a new page of `context`; records console errors, page errors and failed requests. */
+/** Opens the printed URL in a new page of `context`; `answeredFor` waits for a response to a path. */
 async function openPage(t, context, server) {
   const page = await context.newPage();
-  const problems = [];
-  const closedOnPurpose = new Set();
-  page.on('console', (msg) => {
-    const closed = msg.text().match(/^chatwire: closed (\S+) after the run ended$/);
-    if (closed) closedOnPurpose.add(new URL(closed[1], server.origin).href);
-    if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-  });
-  page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
   const answered = [];
   page.on('response', (response) => answered.push(new URL(response.url()).pathname));
-  const failures = [];
-  page.on('requestfailed', (req) => failures.push({ url: req.url(), method: req.method(), error: req.failure()?.errorText }));
   t.after(() => page.close());
-  await page.goto(server.url, { waitUntil: 'domcontentloaded' });
-  await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+  await openApp(page, server);
   return {
     page,
     /** Waits until a response for `pathname` has arrived. */
@@ -62,21 +31,15 @@ async function openPage(t, context, server) {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     },
-    check() {
-      for (const { url, method, error } of failures) {
-        if (error === 'net::ERR_ABORTED' && closedOnPurpose.has(new URL(url).href)) continue;
-        problems.push(`request failed: ${method} ${url} — ${error}`);
-      }
-      assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
-    },
   };
 }
 
 describe('model picker with two configured models', () => {
   let server;
   let configDir;
-  let userDataDir;
+  let browser;
   let context;
+  let watcher;
 
   before(async () => {
     configDir = await makeTempDir('chatwire-models-');
@@ -101,19 +64,19 @@ describe('model picker with two configured models', () => {
       ].join('\n'),
     );
     server = await startServer({ args: ['--config', config] });
-    userDataDir = await makeTempDir('chatwire-profile-');
-    context = await launch(userDataDir);
+    browser = await launchBrowser();
+    context = browser.context;
+    watcher = watchProblems(context);
   }, { timeout: 90_000 });
 
   after(async () => {
-    await context?.close();
-    await removeDir(userDataDir);
+    await browser?.close();
     await server?.stop();
     await removeDir(configDir);
   }, { timeout: 30_000 });
 
   test('the picked model answers, is sent as `model`, and is remembered', { timeout: 120_000 }, async (t) => {
-    const { page, check } = await openPage(t, context, server);
+    const { page } = await openPage(t, context, server);
     const select = page.locator(picker);
     await select.waitFor({ timeout: 10_000 });
     assert.deepEqual(await select.locator('option').allTextContents(), ['first', 'second']);
@@ -139,36 +102,37 @@ describe('model picker with two configured models', () => {
     assert.equal(sent[0].model, 'second', 'the request names the picked model');
 
     await page.reload({ waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await waitForHydration(page);
     await page.locator(picker).waitFor({ timeout: 10_000 });
     assert.equal(await page.locator(picker).inputValue(), 'second', 'the pick survives a reload');
-    check();
+    watcher.check();
   });
 });
 
 describe('model picker with one model', () => {
   let server;
-  let userDataDir;
+  let browser;
   let context;
+  let watcher;
 
   before(async () => {
     server = await startServer();
-    userDataDir = await makeTempDir('chatwire-profile-');
-    context = await launch(userDataDir);
+    browser = await launchBrowser();
+    context = browser.context;
+    watcher = watchProblems(context);
   }, { timeout: 90_000 });
 
   after(async () => {
-    await context?.close();
-    await removeDir(userDataDir);
+    await browser?.close();
     await server?.stop();
   }, { timeout: 30_000 });
 
   test('there is nothing to pick, so no picker is shown', { timeout: 60_000 }, async (t) => {
-    const { page, answeredFor, check } = await openPage(t, context, server);
+    const { page, answeredFor } = await openPage(t, context, server);
     // The list arrives after hydration; once it is in and drawn, the picker must still be absent.
     await answeredFor('/api/models');
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
     assert.equal(await page.locator(picker).count(), 0);
-    check();
+    watcher.check();
   });
 });

@@ -249,27 +249,44 @@ export async function launchBrowser(options = {}) {
 }
 
 /**
- * Records console errors, page errors and failed requests of every page of `context`, present and future.
- * Resolves nothing: returns { problems, check() }, where check() fails the test if anything was recorded.
+ * Records what goes wrong in every page of `context`, present and future: console errors, page errors, dialogs
+ * (dismissed at once: a dialog is what injected markup would open) and, unless `requests` is false, failed
+ * requests. A stream the client announced it closed on purpose (the events route tails forever, so the client cuts
+ * it off once the run's last frame is in) is not a failure. Returns { problems, check() }; check() fails the test
+ * if anything was recorded.
  */
-export function watchProblems(context) {
+export function watchProblems(context, { requests = true } = {}) {
   const problems = [];
+  const failures = [];
+  const closedOnPurpose = new Set();
   const watch = (page) => {
     page.on('console', (msg) => {
+      const closed = msg.text().match(/^chatwire: closed (\S+) after the run ended$/);
+      if (closed) closedOnPurpose.add(new URL(closed[1], page.url()).href);
       if (msg.type() !== 'error') return;
       const loc = msg.location();
       problems.push(`console error: ${msg.text()}${loc?.url ? ` (${loc.url}:${loc.lineNumber})` : ''}`);
     });
     page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
-    page.on('requestfailed', (req) =>
-      problems.push(`request failed: ${req.method()} ${req.url()} — ${req.failure()?.errorText}`),
-    );
+    page.on('dialog', async (dialog) => {
+      problems.push(`dialog opened: ${dialog.message()}`);
+      await dialog.dismiss();
+    });
+    if (requests) {
+      page.on('requestfailed', (req) =>
+        failures.push({ url: req.url(), method: req.method(), error: req.failure()?.errorText }),
+      );
+    }
   };
   context.pages().forEach(watch);
   context.on('page', watch);
   return {
     problems,
     check() {
+      for (const { url, method, error } of failures.splice(0)) {
+        if (error === 'net::ERR_ABORTED' && closedOnPurpose.has(url)) continue;
+        problems.push(`request failed: ${method} ${url} — ${error}`);
+      }
       assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
     },
   };

@@ -6,11 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { ARTIFACTS_DIR, makeTempDir, removeDir, startServer } from './support.mjs';
-
-const CHROMIUM_PATH = '/usr/bin/chromium';
-const HYDRATION_TIMEOUT_MS = 30_000;
+import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, waitForHydration, watchProblems } from './support.mjs';
 const STEP_TIMEOUT_MS = 60_000;
 
 // The demo's optional edit, the one this walk denies.
@@ -33,43 +29,14 @@ describe('demo walkthrough with approvals', () => {
   }, { timeout: 30_000 });
 
   test('approve, deny, answer, and every row shows what it did', { timeout: 300_000 }, async (t) => {
-    const userDataDir = await makeTempDir('chatwire-profile-');
-    let context;
-    t.after(async () => {
-      await context?.close();
-      await removeDir(userDataDir);
-    });
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_PATH,
-      headless: true,
-      viewport: { width: 1000, height: 900 },
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    const problems = [];
-    const watch = (page) => {
-      page.on('console', (msg) => {
-        if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-      });
-      page.on('pageerror', (err) => problems.push(`page error: ${err.stack || err.message}`));
-      page.on('requestfailed', (req) =>
-        problems.push(`request failed: ${req.method()} ${req.url()} — ${req.failure()?.errorText}`),
-      );
-    };
-    context.pages().forEach(watch);
-    context.on('page', watch);
+    const browser = await launchBrowser({ viewport: { width: 1000, height: 900 } });
+    t.after(() => browser.close());
+    const { context } = browser;
+    const { check } = watchProblems(context);
     const page = context.pages()[0] ?? (await context.newPage());
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
 
-    await page.goto(server.url, { waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await openApp(page, server);
     const input = page.locator('[data-testid="composer"] textarea');
     await input.fill('Show me what you can do');
     await input.press('Enter');
@@ -194,31 +161,51 @@ describe('demo walkthrough with approvals', () => {
       assert.match(await child.getAttribute('data-tool-call-id'), /^call_\d+_0:call_\d_\d$/);
     }
     assert.match(await group.locator('.task-group__report').innerText(), /hello\.py defines `greet` \(line 4\) and `main` \(line 8\)\./);
-    assert.equal(await answer.locator(':scope > .tool > .tool__name', { hasText: /^Grep$/ }).count(), 1, 'child rows are not drawn twice');
+    assert.equal(await answer.locator(':scope > .tool[data-tool="Grep"]').count(), 1, 'child rows are not drawn twice');
     await screenshot(group, 'task-group');
     await group.locator('summary').click();
     assert.equal(await group.evaluate((details) => details.open), false, 'the group folds');
     assert.equal(await children.first().isVisible(), false);
     await group.locator('summary').click();
 
-    // Every other renderer's row is there and finished (their own views come with the read-only renderers).
-    for (const name of ['Ls', 'Read', 'Grep', 'Glob', 'TodoWrite']) {
-      const first = answer.locator(':scope > .tool', { has: page.locator(':scope > .tool__name', { hasText: new RegExp(`^${name}$`) }) }).first();
-      assert.match(await first.getAttribute('class'), /tool--output-available/, `${name} did not finish`);
+    // Every other renderer shows what its call did.
+    const topRow = (name) => answer.locator(`:scope > .tool[data-tool="${name}"]`);
+    for (const name of ['Ls', 'Read', 'Grep', 'Glob', 'TodoWrite', 'Bash', 'Write', 'Edit']) {
+      const first = topRow(name).first();
+      assert.equal(await first.getAttribute('data-status'), 'done', `${name} did not finish`);
       await screenshot(first, `row-${name.toLowerCase()}`);
     }
+    const bash = topRow('Bash').first();
+    assert.match(await bash.locator('.tool-bash__command').textContent(), /^\$ echo "hello from/);
+    assert.match(await bash.locator('.tool-output').innerText(), /hello from .*\nstep 1\nstep 2\nstep 3\ngreen and bold/s);
+    assert.equal(await bash.locator('.tool-output .ansi-fg-2').textContent(), 'green', 'ANSI green is a coloured span');
+    assert.equal(await bash.locator('.tool-bash__exit').textContent(), 'exit 0');
+    const write = topRow('Write').first();
+    assert.equal(await write.locator('.tool-lines__text').first().textContent(), '"""A tiny greeter, written by the chatwire demo."""');
+    const edit = topRow('Edit').first();
+    assert.deepEqual(await lines(edit, 'removed'), ['    for name in ["world", "chatwire"]:']);
+    assert.deepEqual(await lines(edit, 'added'), ['    for name in ["world", "chatwire", "you"]:']);
+    const read = topRow('Read').first();
+    assert.ok((await read.locator('.tool-lines__text').allTextContents()).includes('def greet(name: str) -> str:'));
+    const grep = topRow('Grep').first();
+    assert.match(await grep.locator('.tool-search__count').textContent(), /^2 matches in 1 file$/);
+    assert.deepEqual(await grep.locator('.tool-search__match mark').allTextContents(), ['def greet', 'def main']);
+    assert.deepEqual(await topRow('Glob').first().locator('.tool-search__entry').allTextContents(), ['hello.py']);
+    const todo = topRow('TodoWrite').last();
+    assert.equal(await todo.locator('.tool-todo__item--done').count(), await todo.locator('.tool-todo__item').count());
+    assert.match(await todo.locator('.tool-todo__text').first().textContent(), /^Look around the workspace$/);
 
     // Tool text is text: nothing the demo's tools returned became markup.
     assert.equal(await answer.locator('script, img, iframe').count(), 0);
 
     // A reload rebuilds the same cards from the session's log.
     await page.reload({ waitUntil: 'domcontentloaded' });
-    await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });
+    await waitForHydration(page);
     await answer.locator('figure.chart svg').waitFor({ timeout: 10_000 });
     assert.equal(await answer.locator('.question .question__answer-text').innerText(), 'Yes, include it');
     assert.match(await row(denied[0].id).getAttribute('class'), /tool--output-denied/);
     assert.equal(await answer.locator('details.task-group .task-group__children > .tool').count(), 2);
 
-    assert.deepEqual(problems, [], `browser reported problems:\n${problems.join('\n')}`);
+    check();
   });
 });

@@ -255,6 +255,7 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String) -> impl IntoView {
         <div
             class=move || format!("part part--tool tool tool--{}", state.get().as_str())
             data-tool=name
+            data-tool-call-id=part.with_untracked(|part| part.tool_call_id.clone())
             data-status=move || status.get().as_str()
         >
             <div class="tool__header">
