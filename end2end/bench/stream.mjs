@@ -7,6 +7,13 @@
 // time of the stream, from the first text to the end of the run; longest task likewise. Also printed: the same with
 // the tasks' thread CPU time, which stays meaningful on a loaded machine. BENCH_DELAY_MS (default 2) paces frames;
 // 1 gives ~350-450 frames/s here. BENCH_TRACE_DIR keeps the traces; BENCH_ONLY_EMPTY skips the 200-message case.
+//
+// BENCH_PKG_DIRS compares client builds in one run (the machine is noisy; ratios within a run are what count): a
+// comma-separated list of directories, each holding a `chatwire.js` and `chatwire_bg.wasm` from wasm-bindgen (and
+// wasm-opt), served in place of the binary's own; `-` stands for the binary's own. An entry `dir+file.css` (or
+// `-+file.css`) also adds that stylesheet, to try a styling change without rebuilding. BENCH_PROFILE=1 adds V8's sampling
+// profiler to the trace and prints where the main thread's time went (trace events by name, and the top functions;
+// WASM functions have names only when the module kept its name section: `wasm-opt -g`).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -77,7 +84,69 @@ function mainThreadTasks(trace) {
   );
 }
 
-async function measure(label, { server, cookie, sessionId, prompt }) {
+/** Self time per trace event name, and per sampled JS/WASM function, on the renderer's main thread. */
+function profileSummary(trace, windowStart, windowEnd) {
+  const events = JSON.parse(trace.toString('utf8')).traceEvents ?? [];
+  const mainThreads = new Set(
+    events
+      .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+      .map((e) => `${e.pid}:${e.tid}`),
+  );
+  const onMain = events.filter(
+    (e) => e.ph === 'X' && mainThreads.has(`${e.pid}:${e.tid}`) && e.ts >= windowStart && e.ts + e.dur <= windowEnd,
+  );
+  // Self time: an event's duration minus that of the events nested directly inside it (same thread, sorted by start).
+  const byName = new Map();
+  const stack = [];
+  for (const e of onMain.sort((a, b) => a.ts - b.ts || b.dur - a.dur)) {
+    while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= e.ts) stack.pop();
+    if (stack.length) stack.at(-1).self -= e.dur;
+    const entry = { ts: e.ts, dur: e.dur, self: e.dur, name: e.name };
+    stack.push(entry);
+    e.entry = entry;
+  }
+  for (const e of onMain) byName.set(e.name, (byName.get(e.name) ?? 0) + e.entry.self);
+  const events_ = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([n, us]) => `${(us / 1000).toFixed(0)} ms ${n}`);
+
+  // Sampling profile: nodes and samples arrive in `ProfileChunk` events.
+  const nodes = new Map();
+  const samples = [];
+  for (const e of events) {
+    if (e.name !== 'ProfileChunk') continue;
+    const data = e.args?.data?.cpuProfile ?? {};
+    for (const node of data.nodes ?? []) nodes.set(`${e.id}:${node.id}`, node);
+    const deltas = e.args?.data?.timeDeltas ?? [];
+    (data.samples ?? []).forEach((id, i) => samples.push({ key: `${e.id}:${id}`, delta: deltas[i] ?? 0 }));
+  }
+  const selfByFunction = new Map();
+  for (const { key, delta } of samples) {
+    const frame = nodes.get(key)?.callFrame;
+    const name = frame ? `${frame.functionName || '(anonymous)'} ${frame.url ? frame.url.split('/').pop() : ''}` : '?';
+    selfByFunction.set(name, (selfByFunction.get(name) ?? 0) + delta);
+  }
+  const functions = [...selfByFunction]
+    .filter(([name]) => !name.startsWith('(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 40)
+    .map(([n, us]) => `${(us / 1000).toFixed(0)} ms ${n.slice(0, 160)}`);
+  return { events: events_, functions };
+}
+
+/** Serves the client build in `dir` (wasm-bindgen's `chatwire.js` and `chatwire_bg.wasm`) instead of the binary's. */
+async function servePkg(page, dir) {
+  const [js, wasm] = await Promise.all([
+    fs.readFile(path.join(dir, 'chatwire.js')),
+    fs.readFile(path.join(dir, 'chatwire_bg.wasm')),
+  ]);
+  await page.route(/\/pkg\/chatwire\.[^/]*\.js$/, (route) =>
+    route.fulfill({ body: js, contentType: 'text/javascript' }),
+  );
+  await page.route(/\/pkg\/chatwire\.[^/]*\.wasm$/, (route) =>
+    route.fulfill({ body: wasm, contentType: 'application/wasm' }),
+  );
+}
+
+async function measure(label, { server, cookie, sessionId, prompt, pkgDir, cssFile }) {
   const browser = await chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
@@ -85,10 +154,11 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
   });
   try {
     // BENCH_CSS: extra CSS to try a styling change without rebuilding (CSP bypassed for that only).
-    const extraCss = process.env.BENCH_CSS;
+    const extraCss = cssFile ? await fs.readFile(cssFile, 'utf8') : process.env.BENCH_CSS;
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: Boolean(extraCss) });
     await context.addCookies([{ name: cookie.split('=')[0], value: cookie.split('=').slice(1).join('='), url: server.origin }]);
     const page = await context.newPage();
+    if (pkgDir) await servePkg(page, pkgDir);
     await page.goto(new URL(sessionId ? `/s/${sessionId}` : '/', server.origin).href, { waitUntil: 'load' });
     await page.waitForSelector('.app[data-hydrated="true"]', { state: 'attached', timeout: 30_000 });
     if (extraCss) await page.addStyleTag({ content: extraCss });
@@ -96,7 +166,9 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
     const messagesBefore = await page.locator('.message').count();
     await page.waitForTimeout(500);
 
-    await browser.startTracing(page, { categories: ['devtools.timeline', 'toplevel'] });
+    const categories = ['devtools.timeline', 'toplevel'];
+    if (process.env.BENCH_PROFILE) categories.push('disabled-by-default-v8.cpu_profiler');
+    await browser.startTracing(page, { categories });
     const streamEnded = page.waitForEvent('requestfinished', {
       predicate: (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat',
       timeout: 120_000,
@@ -112,7 +184,7 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
     const lastFrame = await page.evaluate(() => performance.now());
     const trace = await browser.stopTracing();
-    if (process.env.BENCH_TRACE_DIR) await fs.writeFile(path.join(process.env.BENCH_TRACE_DIR, `${label}.json`), trace);
+    if (process.env.BENCH_TRACE_DIR) await fs.writeFile(path.join(process.env.BENCH_TRACE_DIR, `${label.replace(/[^\w.-]+/g, "_")}.json`), trace);
 
     const tasks = mainThreadTasks(trace);
     // Trace timestamps are µs on the trace clock; the busy window is the last `wallMs` of tasks up to the end.
@@ -123,6 +195,8 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
     // Thread CPU time of the same tasks: unlike wall time, it does not count time the renderer waited for a core.
     const cpuMs = windowed.reduce((sum, t) => sum + (t.tdur ?? t.dur), 0) / 1000;
     const longestMs = windowed.reduce((max, t) => Math.max(max, t.dur), 0) / 1000;
+    // The longest task by its thread CPU time: on a loaded machine a task's wall time includes waiting for a core.
+    const longestCpuMs = windowed.reduce((max, t) => Math.max(max, t.tdur ?? t.dur), 0) / 1000;
     const text = await page.locator('.message[data-role="assistant"]').last().textContent();
     const result = {
       label,
@@ -133,9 +207,15 @@ async function measure(label, { server, cookie, sessionId, prompt }) {
       busyPercent: +((100 * busyMs) / wallMs).toFixed(1),
       cpuBusyPercent: +((100 * cpuMs) / wallMs).toFixed(1),
       longestTaskMs: +longestMs.toFixed(1),
+      longestTaskCpuMs: +longestCpuMs.toFixed(1),
       tasksOver50ms: windowed.filter((t) => t.dur > 50_000).length,
     };
     console.log(JSON.stringify(result));
+    if (process.env.BENCH_PROFILE) {
+      const { events, functions } = profileSummary(trace, end - wallMs * 1000, end);
+      console.log(`  main thread by trace event (self):\n    ${events.join('\n    ')}`);
+      console.log(`  sampled functions (self):\n    ${functions.join('\n    ')}`);
+    }
     return result;
   } finally {
     await browser.close();
@@ -150,29 +230,41 @@ async function main() {
   const shortTurns = Array.from({ length: EARLIER_RUNS }, (_, i) => ({ text: `Short answer number ${i}, with *markdown*.` }));
   const emptyScript = await writeScript(dir, 'empty.json', [delayed]);
   const historyScript = await writeScript(dir, 'history.json', [...shortTurns, delayed]);
-  const results = [];
-  for (const [label, script, runs] of [
+  const variants = (process.env.BENCH_PKG_DIRS ?? '-').split(',');
+  const cases = [
     ['empty transcript', emptyScript, 0],
-    ...(process.env.BENCH_ONLY_EMPTY ? [] : [["200 earlier messages", historyScript, EARLIER_RUNS]]),
-  ]) {
+    ...(process.env.BENCH_ONLY_EMPTY ? [] : [['200 earlier messages', historyScript, EARLIER_RUNS]]),
+  ];
+  const results = new Map(variants.map((variant) => [variant, []]));
+  for (const [label, script, runs] of cases) {
     const server = await startServer({ args: ['--script', script] });
     try {
-      const { cookie } = await getPage(server.url);
-      const sessionId = runs ? await sessionWithHistory(server, cookie, runs) : undefined;
-      results.push(await measure(label, { server, cookie, sessionId, prompt: 'Write the long answer' }));
+      // Client builds take turns on the same server, in one session per build, so their figures compare.
+      for (const variant of variants) {
+        const [dir, css] = variant.split('+');
+        const pkgDir = dir === '-' ? undefined : path.resolve(dir);
+        const cssFile = css && path.resolve(css);
+        const { cookie } = await getPage(server.url);
+        const sessionId = runs ? await sessionWithHistory(server, cookie, runs) : undefined;
+        const name = variant === '-' ? label : `${label} [${variant}]`;
+        const prompt = 'Write the long answer';
+        results.get(variant).push(await measure(name, { server, cookie, sessionId, prompt, pkgDir, cssFile }));
+      }
     } finally {
       await server.stop();
     }
   }
   await removeDir(dir);
-  const [empty, history = empty] = results;
-  console.log(
-    `busy (wall): ${empty.busyPercent} % empty, ${history.busyPercent} % with 200 messages ` +
-      `(ratio ${(history.busyPercent / empty.busyPercent).toFixed(2)}); ` +
-      `busy (CPU): ${empty.cpuBusyPercent} % / ${history.cpuBusyPercent} % ` +
-      `(ratio ${(history.cpuBusyPercent / empty.cpuBusyPercent).toFixed(2)}); ` +
-      `longest task ${empty.longestTaskMs} / ${history.longestTaskMs} ms`,
-  );
+  for (const [variant, [empty, history = empty]] of results) {
+    console.log(
+      `${variant === '-' ? '' : `${variant}: `}busy (wall): ${empty.busyPercent} % empty, ` +
+        `${history.busyPercent} % with 200 messages (ratio ${(history.busyPercent / empty.busyPercent).toFixed(2)}); ` +
+        `busy (CPU): ${empty.cpuBusyPercent} % / ${history.cpuBusyPercent} % ` +
+        `(ratio ${(history.cpuBusyPercent / empty.cpuBusyPercent).toFixed(2)}); ` +
+        `longest task ${empty.longestTaskMs} / ${history.longestTaskMs} ms ` +
+        `(CPU ${empty.longestTaskCpuMs} / ${history.longestTaskCpuMs} ms)`,
+    );
+  }
 }
 
 await main();

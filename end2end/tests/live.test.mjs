@@ -30,6 +30,11 @@ async function shownWords(page) {
   }, assistantMessages);
 }
 
+/** The roles of the transcript's messages, top to bottom. */
+function roles(page) {
+  return page.locator(`${transcript} .message`).evaluateAll((messages) => messages.map((m) => m.dataset.role));
+}
+
 /** Waits until the last assistant message shows at least `count` of the scripted words. */
 async function waitForWords(page, count, timeout = 30_000) {
   await page.waitForFunction(
@@ -166,9 +171,12 @@ describe('chatwire live client', () => {
     assert.equal(page.url(), sessionUrl, 'the reload opens the same session');
     // The run goes on: Stop is offered while the rest of the answer streams in.
     await page.getByRole('button', { name: 'Stop', exact: true }).waitFor({ timeout: 10_000 });
+    await waitForWords(page, 20);
+    assert.deepEqual(await roles(page), ['user', 'assistant'], 'the prompt stays above the answer streaming into it');
     await waitForIdle(page);
     assert.deepEqual(await shownWords(page), WORDS, 'every word exactly once, in order');
     assert.equal(await page.locator(userMessages).count(), 1);
+    assert.deepEqual(await roles(page), ['user', 'assistant'], 'and above it once the run is done');
     check();
   });
 

@@ -41,15 +41,39 @@ pub(super) fn PartView(part: PartRow) -> impl IntoView {
     }
 }
 
+/// Finished blocks per group. The browser's work per streamed update (laying out the open tail's ancestors, checking
+/// which `content-visibility: auto` boxes are on screen, pre-paint) grows with the number of boxes beside the tail;
+/// grouping keeps a long answer's hundreds of blocks to a few dozen boxes, and off-screen groups are skipped whole.
+const BLOCKS_PER_GROUP: usize = 16;
+
 /// Assistant text: finished blocks are built once each; only the open tail's HTML is replaced on a delta.
 #[component]
 fn MarkdownView(markdown: MarkdownSignals) -> impl IntoView {
     let MarkdownSignals { blocks, tail } = markdown;
+    let groups = {
+        let blocks = blocks.clone();
+        move || 0..blocks.with(|blocks| blocks.len().div_ceil(BLOCKS_PER_GROUP))
+    };
+    let group_view = move |group: usize| {
+        let blocks = blocks.clone();
+        let in_group = move || {
+            blocks.with(|blocks| {
+                let start = (group * BLOCKS_PER_GROUP).min(blocks.len());
+                let end = (start + BLOCKS_PER_GROUP).min(blocks.len());
+                blocks[start..end].to_vec()
+            })
+        };
+        view! {
+            <div class="markdown__group">
+                <For each=in_group key=|block| block.key let:block>
+                    <div class="markdown__block" inner_html=block.html.to_string()></div>
+                </For>
+            </div>
+        }
+    };
     view! {
         <div class="part part--text markdown">
-            <For each=move || blocks.get() key=|block| block.key let:block>
-                <div class="markdown__block" inner_html=block.html.to_string()></div>
-            </For>
+            <For each=groups key=|group| *group children=group_view/>
             <div class="markdown__block markdown__block--open" inner_html=move || tail.get()></div>
         </div>
     }
