@@ -1,7 +1,8 @@
 //! chatwire over the real pi (npm `@mariozechner/pi-coding-agent` 0.73.1, installed by `./x setup` into
 //! `~/.cache/chatwire/pi-0.73.1`, or named by `CHATWIRE_TEST_PI`), whose model is the fake OpenAI-compatible server of
 //! tests/support, registered as a pi custom provider in a temporary agent dir with `HOME` in a temporary directory:
-//! one prompt that runs `bash` and `write`, a Stop during a `sleep`, and a steer, asserted on the frames and files.
+//! one prompt that runs `bash` and `write`, a Stop during a `sleep`, a steer, and a chatwire restart after which the
+//! session's new pi process reopens pi's session file — asserted on the frames, the files and what the model was sent.
 #![cfg(feature = "ssr")]
 
 mod support;
@@ -85,6 +86,7 @@ async fn real_pi_runs_tools_stops_and_steers() {
             Reply::Sse(openai_tool_call("call_3", "bash", &json!({"command": "sleep 30"}))),
             Reply::Sse(openai_tool_call("call_4", "bash", &json!({"command": "sleep 2; echo slept"}))),
             Reply::Sse(openai_text("Steered as asked.")),
+            Reply::Sse(openai_text("Still here.")),
         ],
         "/v1",
     )
@@ -94,17 +96,21 @@ async fn real_pi_runs_tools_stops_and_steers() {
     std::fs::create_dir_all(&home).unwrap();
     configure_pi(&agent_dir, &model.base_url);
     let pi_command = format!("{} --offline", pi.display());
-    let server = Server::start_with_env(
-        &dir.path().join("data"),
-        &script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#),
-        &["--runtime", "pi", "--pi-command", &pi_command],
-        &[
-            ("HOME", home.to_str().unwrap()),
-            ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
-            ("PI_OFFLINE", "1"),
-            ("PI_TELEMETRY", "0"),
-        ],
-    );
+    let script = script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#);
+    let start_chatwire = || {
+        Server::start_with_env(
+            &dir.path().join("data"),
+            &script,
+            &["--runtime", "pi", "--pi-command", &pi_command],
+            &[
+                ("HOME", home.to_str().unwrap()),
+                ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
+                ("PI_OFFLINE", "1"),
+                ("PI_TELEMETRY", "0"),
+            ],
+        )
+    };
+    let server = start_chatwire();
     let session = server.new_session().await;
     let workspace = dir.path().join("data/workspaces").join(&session);
     let send = |message: &str, behavior: Option<&str>| {
@@ -159,4 +165,16 @@ async fn real_pi_runs_tools_stops_and_steers() {
     let last_request = model.body(model.requests() - 1).to_string();
     assert!(last_request.contains("Also mention the steer.") && last_request.contains("slept"), "{last_request}");
     assert_eq!(model.requests(), 6, "pi asked the model exactly once per reply");
+
+    // After a restart, the session's new pi process reopens its session file: the model sees the earlier turns.
+    drop(server);
+    let server = start_chatwire();
+    let body = json!({"sessionId": session, "message": "Are you still there?"});
+    let fourth = Lines::new(server.post("/api/chat", &body).send().await.unwrap()).rest(WAIT).await;
+    let start = frame(&fourth[0]);
+    assert_eq!(start["sessionFile"], session_file.as_str(), "{start}");
+    assert!(start.get("sessionReset").is_none(), "{start}");
+    assert_eq!(frame(fourth.last().unwrap())["type"], "done", "{fourth:#?}");
+    let resumed_request = model.body(6).to_string();
+    assert!(resumed_request.contains("Write hello.txt with bash"), "{resumed_request}");
 }
