@@ -1,6 +1,6 @@
-//! `--runtime pi` against stand-ins for `pi --mode rpc` (small POSIX shell scripts): a normal run, and runtimes that
-//! print a non-JSON line, a line over the size limit, or exit mid-run — each of those ends its run with exactly one
-//! `error` frame, and the session's next run gets a fresh, working process.
+//! `--runtime pi` against stand-ins for `pi --mode rpc` (small POSIX shell scripts): a normal run, extension status
+//! messages, and runtimes that print a non-JSON line, a line over the size limit, exit mid-run or hang — each of those
+//! ends its run with exactly one `error` frame, and the session's next run gets a fresh, working process.
 #![cfg(feature = "ssr")]
 
 mod support;
@@ -59,7 +59,7 @@ fn start(dir: &Path, pi: &Path) -> Server {
     Server::start(
         &dir.join("data"),
         &script_file(dir, r#"{"turns":[{"text":"unused"}]}"#),
-        &["--runtime", "pi", "--pi-command", pi],
+        &["--runtime", "pi", "--pi-command", pi, "--pi-timeout-secs", "1"],
     )
 }
 
@@ -130,6 +130,50 @@ async fn a_runtime_that_exits_mid_run_ends_it_with_one_error() {
   echo 'giving up' >&2
   exit 3"#;
     fails_once_then_works(misbehave, "runtime_exit", "exited").await;
+}
+
+#[tokio::test]
+async fn a_runtime_that_hangs_ends_the_run_with_one_error() {
+    // Stops reading its commands and saying anything: the quiet pi is asked for its state and never answers.
+    let misbehave = r#"  echo "{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}"
+  echo '{"type":"agent_start"}'
+  sleep 600"#;
+    let started = std::time::Instant::now();
+    fails_once_then_works(misbehave, "runtime_timeout", "did not answer").await;
+    assert!(started.elapsed() < Duration::from_secs(15), "the hang took {:?} to notice", started.elapsed());
+}
+
+#[tokio::test]
+async fn extension_status_messages_go_to_the_activity_line() {
+    let misbehave = r#"  echo "{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}"
+  echo '{"type":"agent_start"}'
+  echo '{"type":"turn_start"}'
+  echo '{"type":"extension_ui_request","id":"u1","method":"setStatus","statusKey":"ext","statusText":"Indexing files"}'
+  echo '{"type":"extension_ui_request","id":"u2","method":"notify","message":"Disk almost full","notifyType":"warning"}'
+  echo '{"type":"extension_ui_request","id":"u3","method":"setStatus","statusKey":"ext"}'
+  echo '{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hello from pi."}}'
+  echo '{"type":"turn_end"}'
+  echo '{"type":"agent_end","messages":[]}'"#;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &fake_pi(dir.path(), "fake-pi", misbehave));
+    let session = server.new_session().await;
+    let lines = run(&server, &session, "hello").await;
+    let states: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|frame| frame["type"] == "state" && frame["state"]["name"] == "turn_start")
+        .map(|frame| frame["state"].clone())
+        .collect();
+    assert_eq!(
+        states,
+        [
+            json!({"name": "turn_start"}),
+            json!({"name": "turn_start", "message": "Indexing files"}),
+            json!({"name": "turn_start", "message": "Warning: Disk almost full"}),
+            json!({"name": "turn_start"}),
+        ]
+    );
+    assert_eq!(text_of_done(&lines), "Hello from pi.");
 }
 
 #[tokio::test]

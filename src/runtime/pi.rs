@@ -4,7 +4,7 @@
 //! Framing is LF only with one trailing CR stripped (`ndjson::LineSplitter`): a generic line reader would also split
 //! on U+2028/U+2029, which JSON strings may contain raw.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -14,10 +14,12 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
 
 use super::agent::RunControl;
-use super::event::{AgentEvent, ToolResult};
+use super::event::{AgentEvent, RpcResponse, ToolResult, UiRequest};
 use crate::ndjson::{LineEvent, LineSplitter};
+use crate::protocol::{ChatFrame, Lifecycle, LifecycleName, StateFrame};
 
 /// How the pi process is started.
 #[derive(Debug, Clone)]
@@ -30,6 +32,9 @@ pub struct PiConfig {
     pub max_line_bytes: usize,
     /// How long pi gets to wind down after `abort` before it is killed.
     pub abort_grace: Duration,
+    /// How long pi may leave a command unanswered. A pi that has been quiet this long is asked for its state, so a
+    /// hung process is found within twice this time, also while a long tool runs silently.
+    pub timeout: Duration,
 }
 
 impl Default for PiConfig {
@@ -39,6 +44,7 @@ impl Default for PiConfig {
             args: Vec::new(),
             max_line_bytes: 16 << 20,
             abort_grace: Duration::from_secs(10),
+            timeout: Duration::from_secs(60),
         }
     }
 }
@@ -56,6 +62,10 @@ pub enum PiFailure {
     Unstoppable(Duration),
     #[error("writing to the agent runtime failed: {0}")]
     Write(String),
+    #[error("the agent runtime did not answer `{command}` within {timeout:?}")]
+    Hung { command: String, timeout: Duration },
+    #[error("the agent runtime refused the prompt: {0}")]
+    Refused(String),
 }
 
 impl PiFailure {
@@ -64,6 +74,8 @@ impl PiFailure {
             PiFailure::Spawn { .. } => "runtime_unavailable",
             PiFailure::Malformed(_) => "runtime_malformed",
             PiFailure::Exited(_) | PiFailure::Unstoppable(_) | PiFailure::Write(_) => "runtime_exit",
+            PiFailure::Hung { .. } => "runtime_timeout",
+            PiFailure::Refused(_) => "runtime_refused",
         }
     }
 }
@@ -75,7 +87,40 @@ enum Output {
     Closed,
 }
 
-/// A running pi process.
+/// Which pi session a process works on, from its answer to `get_state`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PiSession {
+    /// The JSONL file pi keeps the conversation in; `switch_session` reopens it in a later process.
+    pub file: Option<String>,
+    /// pi's own id of the session (chatwire's frames name chatwire's session).
+    pub id: Option<String>,
+}
+
+impl PiSession {
+    fn from_state(response: &RpcResponse) -> PiSession {
+        let data: Value =
+            response.data.as_ref().and_then(|raw| serde_json::from_str(raw.0.get()).ok()).unwrap_or_default();
+        let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_owned);
+        PiSession { file: text("sessionFile"), id: text("sessionId") }
+    }
+}
+
+/// What starting a process found out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PiStarted {
+    pub session: PiSession,
+    /// True when the session had a pi session before and this process could not reopen it: pi starts over without
+    /// the earlier conversation.
+    pub reset: bool,
+}
+
+/// A command written to pi and not answered yet.
+struct Pending {
+    command: String,
+    sent: Instant,
+}
+
+/// A running pi process, in a process group of its own so that killing it also ends the tools it started.
 pub struct PiProcess {
     child: Child,
     stdin: ChildStdin,
@@ -83,9 +128,21 @@ pub struct PiProcess {
     /// The last lines pi wrote to stderr, for the error shown when it dies.
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     next_command: u64,
+    pending: HashMap<String, Pending>,
+    last_heard: Instant,
+    session: PiSession,
 }
 
 const STDERR_LINES_KEPT: usize = 5;
+
+impl Drop for PiProcess {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: kill(2) on the process group this process leads; no memory is touched.
+            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+        }
+    }
+}
 
 impl PiProcess {
     pub fn spawn(config: &PiConfig, workspace: &Path) -> Result<PiProcess, PiFailure> {
@@ -96,6 +153,7 @@ impl PiProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
+            .process_group(0)
             .kill_on_drop(true)
             .spawn()
             .map_err(|e| PiFailure::Spawn { program: config.program.display().to_string(), reason: e.to_string() })?;
@@ -154,7 +212,16 @@ impl PiProcess {
                 }
             }
         });
-        Ok(PiProcess { child, stdin, output, stderr_tail, next_command: 0 })
+        Ok(PiProcess {
+            child,
+            stdin,
+            output,
+            stderr_tail,
+            next_command: 0,
+            pending: HashMap::new(),
+            last_heard: Instant::now(),
+            session: PiSession::default(),
+        })
     }
 
     /// True while the process has not exited.
@@ -162,12 +229,19 @@ impl PiProcess {
         matches!(self.child.try_wait(), Ok(None))
     }
 
-    /// Writes one command under a fresh id; returns the id.
+    /// The pi session this process works on, as of its latest answer to `get_state`.
+    pub fn session(&self) -> &PiSession {
+        &self.session
+    }
+
+    /// Writes one command under a fresh id and waits for its answer; returns the id.
     async fn send(&mut self, mut command: Value) -> Result<String, PiFailure> {
         self.next_command += 1;
         let id = format!("chatwire-{}", self.next_command);
         command["id"] = Value::String(id.clone());
+        let kind = command["type"].as_str().unwrap_or_default().to_owned();
         self.write(&command).await?;
+        self.pending.insert(id.clone(), Pending { command: kind, sent: Instant::now() });
         Ok(id)
     }
 
@@ -177,6 +251,54 @@ impl PiProcess {
         line.push(b'\n');
         self.stdin.write_all(&line).await.map_err(|e| PiFailure::Write(e.to_string()))?;
         self.stdin.flush().await.map_err(|e| PiFailure::Write(e.to_string()))
+    }
+
+    /// The next thing pi said; a closed or garbled stdout is the failure it means.
+    async fn next_event(&mut self) -> Result<AgentEvent, PiFailure> {
+        let output = self.output.recv().await;
+        self.last_heard = Instant::now();
+        match output {
+            Some(Output::Event(event)) => Ok(event),
+            Some(Output::Malformed(why)) => Err(PiFailure::Malformed(why)),
+            Some(Output::Closed) | None => Err(PiFailure::Exited(self.exit_description().await)),
+        }
+    }
+
+    /// Takes the answer to one of our commands off the pending list, and what it says about the session.
+    fn answered(&mut self, response: &RpcResponse) -> Option<Pending> {
+        let pending = self.pending.remove(response.id.as_deref()?)?;
+        if pending.command == "get_state" && response.success {
+            self.session = PiSession::from_state(response);
+        }
+        Some(pending)
+    }
+
+    /// When pi is overdue: the oldest unanswered command's deadline, else the moment a quiet pi is asked for its
+    /// state. The command that is late, if one is.
+    fn deadline(&self, timeout: Duration) -> (Instant, Option<&str>) {
+        match self.pending.values().min_by_key(|pending| pending.sent) {
+            Some(oldest) => (oldest.sent + timeout, Some(&oldest.command)),
+            None => (self.last_heard + timeout, None),
+        }
+    }
+
+    /// Sends a command and waits for its answer, outside any run (what pi says meanwhile has no run to go to).
+    async fn request(&mut self, command: Value, timeout: Duration) -> Result<RpcResponse, PiFailure> {
+        let kind = command["type"].as_str().unwrap_or_default().to_owned();
+        let id = self.send(command).await?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let event = tokio::time::timeout_at(deadline, self.next_event())
+                .await
+                .map_err(|_| PiFailure::Hung { command: kind.clone(), timeout })??;
+            match event {
+                AgentEvent::Response(response) if response.id.as_deref() == Some(id.as_str()) => {
+                    self.answered(&response);
+                    return Ok(response);
+                }
+                other => tracing::debug!(target: "chatwire::pi", "outside a run: {other:?}"),
+            }
+        }
     }
 
     /// How the process ended, with what it last said on stderr.
@@ -193,32 +315,59 @@ impl PiProcess {
     }
 }
 
+/// Starts the session's pi process unless one is running: reopens `resume` (the pi session file the chatwire session
+/// used before) with `switch_session`, then asks `get_state` which session it is on. `None` when a process was
+/// already running.
+pub async fn start(
+    slot: &mut Option<Box<PiProcess>>,
+    config: &PiConfig,
+    workspace: &Path,
+    resume: Option<&str>,
+) -> Result<Option<PiStarted>, PiFailure> {
+    if slot.as_mut().is_some_and(|process| process.is_alive()) {
+        return Ok(None);
+    }
+    *slot = None;
+    let mut process = Box::new(PiProcess::spawn(config, workspace)?);
+    let mut reopened = false;
+    if let Some(file) = resume.filter(|file| Path::new(file).is_file()) {
+        let answer = process.request(json!({"type": "switch_session", "sessionPath": file}), config.timeout).await?;
+        if !answer.success {
+            tracing::warn!(target: "chatwire::pi", "pi could not reopen {file}: {}", answer.error.unwrap_or_default());
+        }
+        reopened = answer.success;
+    }
+    process.request(json!({"type": "get_state"}), config.timeout).await?;
+    let session = process.session.clone();
+    let reset = resume.is_some() && !(reopened && session.file.as_deref() == resume);
+    *slot = Some(process);
+    Ok(Some(PiStarted { session, reset }))
+}
+
 /// Where the run stands, as far as deciding that pi is done goes.
 #[derive(Default)]
 struct Progress {
     agent_active: bool,
     retry_pending: bool,
-    queued_in_pi: bool,
     /// The id of the `get_state` sent once pi looked idle; its answer settles the run.
     settle_probe: Option<String>,
-    abort_sent: Option<tokio::time::Instant>,
+    abort_sent: Option<Instant>,
 }
 
-/// Runs one prompt on the session's pi process (started if there is none or it died) until pi is idle with nothing
-/// queued and no retry pending. Every event goes to `events`; a process that misbehaves is dropped from `slot`, so
-/// the next run starts a fresh one.
+/// Runs one prompt on the session's pi process (see `start`) until pi is idle with nothing queued and no retry
+/// pending, and returns the session pi is on then. Every event goes to `events`, except pi's answers to chatwire's
+/// commands, which are this driver's business; the caller settles the run. A process that misbehaves is dropped from
+/// `slot`, so the next run starts a fresh one.
 pub async fn run(
     slot: &mut Option<Box<PiProcess>>,
     config: &PiConfig,
-    workspace: &Path,
     prompt: String,
     control: &RunControl,
     events: &mpsc::UnboundedSender<AgentEvent>,
-) -> Result<(), PiFailure> {
-    if !slot.as_mut().is_some_and(|process| process.is_alive()) {
-        *slot = Some(Box::new(PiProcess::spawn(config, workspace)?));
-    }
-    let process = slot.as_mut().expect("started above");
+) -> Result<PiSession, PiFailure> {
+    let Some(process) = slot.as_mut() else {
+        return Err(PiFailure::Exited(" before the run began".into()));
+    };
     let outcome = drive(process, config, prompt, control, events).await;
     if outcome.is_err() {
         // Killed on drop; the session gets a fresh process next time.
@@ -233,56 +382,91 @@ async fn drive(
     prompt: String,
     control: &RunControl,
     events: &mpsc::UnboundedSender<AgentEvent>,
-) -> Result<(), PiFailure> {
+) -> Result<PiSession, PiFailure> {
     process.send(json!({"type": "prompt", "message": prompt})).await?;
     let mut progress = Progress { agent_active: true, ..Progress::default() };
-    let (answers_in, mut answers) = mpsc::unbounded_channel::<(String, String, String)>();
+    let (answers_in, mut answers) = mpsc::unbounded_channel::<(String, String, Option<String>)>();
     loop {
         let abort_deadline = progress.abort_sent.map(|at| at + config.abort_grace);
+        let (overdue_at, _) = process.deadline(config.timeout);
         tokio::select! {
-            output = process.output.recv() => match output {
-                Some(Output::Event(event)) => {
-                    let settled = observe(&event, &mut progress, control, &answers_in);
-                    let _ = events.send(event);
-                    if settled {
-                        return Ok(());
+            event = process.next_event() => match event? {
+                AgentEvent::Response(response) => {
+                    let Some(pending) = process.answered(&response) else { continue };
+                    if response.id == progress.settle_probe {
+                        if progress.looks_idle() {
+                            return Ok(process.session.clone());
+                        }
+                        // pi went on (a retry began) before it answered; ask again when it looks idle next.
+                        progress.settle_probe = None;
                     }
+                    match (pending.command.as_str(), response.success) {
+                        ("prompt", false) => return Err(PiFailure::Refused(response.error.unwrap_or_default())),
+                        (command, false) => tracing::warn!(
+                            target: "chatwire::pi",
+                            "pi refused `{command}`: {}",
+                            response.error.unwrap_or_default()
+                        ),
+                        (_, true) => {}
+                    }
+                }
+                event => {
+                    observe(&event, &mut progress, control, &answers_in);
+                    let _ = events.send(event);
                     if progress.looks_idle() && progress.settle_probe.is_none() && close_queue(control) {
                         // pi says nothing when it is done; its answer to a question asked now comes after everything
                         // it had to say, and settles the run if pi is still idle then.
                         progress.settle_probe = Some(process.send(json!({"type": "get_state"})).await?);
                     }
                 }
-                Some(Output::Malformed(why)) => return Err(PiFailure::Malformed(why)),
-                Some(Output::Closed) | None => return Err(PiFailure::Exited(process.exit_description().await)),
             },
             () = control.wake.notified() => forward_queued(process, control).await?,
             Some((id, method, answer)) = answers.recv() => {
                 // An answer to pi's request carries that request's id, not one of ours.
-                let response = match method.as_str() {
-                    "confirm" => json!({"type": "extension_ui_response", "id": id, "confirmed": is_yes(&answer)}),
-                    _ => json!({"type": "extension_ui_response", "id": id, "value": answer}),
+                let response = match (method.as_str(), &answer) {
+                    (_, None) => json!({"type": "extension_ui_response", "id": id, "cancelled": true}),
+                    ("confirm", Some(answer)) => {
+                        json!({"type": "extension_ui_response", "id": id, "confirmed": is_yes(answer)})
+                    }
+                    (_, Some(answer)) => json!({"type": "extension_ui_response", "id": id, "value": answer}),
                 };
                 process.write(&response).await?;
                 let _ = events.send(AgentEvent::ToolExecutionEnd {
                     tool_call_id: format!("ui-{id}"),
                     tool_name: "question".into(),
-                    result: ToolResult { text: answer, details: None },
+                    result: ToolResult { text: answer.unwrap_or_else(|| SKIPPED.to_owned()), details: None },
                     is_error: false,
                 });
             }
             () = control.cancel.cancelled(), if progress.abort_sent.is_none() => {
+                // pi's `abort` also cancels a retry that is waiting (`abort_retry` is only that part of it).
                 process.send(json!({"type": "abort"})).await?;
-                progress.abort_sent = Some(tokio::time::Instant::now());
+                progress.abort_sent = Some(Instant::now());
             }
             () = sleep_until(abort_deadline) => return Err(PiFailure::Unstoppable(config.abort_grace)),
+            () = tokio::time::sleep_until(overdue_at) => {
+                match process.deadline(config.timeout) {
+                    (_, Some(command)) => {
+                        return Err(PiFailure::Hung { command: command.to_owned(), timeout: config.timeout });
+                    }
+                    // Quiet for a whole timeout, maybe in a long silent tool: a live pi answers this at once.
+                    (_, None) => {
+                        process.send(json!({"type": "get_state"})).await?;
+                    }
+                }
+            }
         }
     }
 }
 
+/// What the transcript shows as the answer to a question the user skipped.
+pub const SKIPPED: &str = "(the user skipped this question)";
+
 impl Progress {
+    /// Nothing running and no retry waiting. A message pi still queues then reached it after the agent ended; pi
+    /// delivers it with the next prompt rather than on its own, so it is not waited for.
     fn looks_idle(&self) -> bool {
-        !self.agent_active && !self.retry_pending && !self.queued_in_pi
+        !self.agent_active && !self.retry_pending
     }
 }
 
@@ -293,13 +477,13 @@ fn close_queue(control: &RunControl) -> bool {
     queues.closed
 }
 
-/// Tracks what `event` says about pi's state; true when it is the answer that settles the run.
+/// Tracks what `event` says about pi's state, and registers pi's questions for the user's answer.
 fn observe(
     event: &AgentEvent,
     progress: &mut Progress,
     control: &RunControl,
-    answers: &mpsc::UnboundedSender<(String, String, String)>,
-) -> bool {
+    answers: &mpsc::UnboundedSender<(String, String, Option<String>)>,
+) {
     match event {
         AgentEvent::AgentStart => {
             progress.agent_active = true;
@@ -310,9 +494,6 @@ fn observe(
         AgentEvent::AgentEnd => progress.agent_active = false,
         AgentEvent::AutoRetryStart { .. } => progress.retry_pending = true,
         AgentEvent::AutoRetryEnd { .. } => progress.retry_pending = false,
-        AgentEvent::QueueUpdate { steering, follow_up } => {
-            progress.queued_in_pi = !steering.is_empty() || !follow_up.is_empty();
-        }
         AgentEvent::ExtensionUiRequest(request)
             if matches!(request.method.as_str(), "select" | "confirm" | "input") =>
         {
@@ -322,12 +503,10 @@ fn observe(
             let (id, method, answers) = (request.id.clone(), request.method.clone(), answers.clone());
             tokio::spawn(async move {
                 if let Ok(answer) = receiver.await {
+                    let answer = (answer != SKIPPED).then_some(answer);
                     let _ = answers.send((id, method, answer));
                 }
             });
-        }
-        AgentEvent::Response(response) => {
-            return progress.settle_probe.is_some() && response.id == progress.settle_probe && progress.looks_idle();
         }
         AgentEvent::AgentSettled
         | AgentEvent::TurnStart
@@ -342,13 +521,83 @@ fn observe(
         | AgentEvent::ToolApprovalEnd { .. }
         | AgentEvent::CompactionStart { .. }
         | AgentEvent::CompactionEnd { .. }
+        | AgentEvent::QueueUpdate { .. }
         | AgentEvent::ExtensionUiRequest(_)
+        | AgentEvent::Response(_)
         | AgentEvent::Ignored(_)
         | AgentEvent::Unknown(_) => {}
     }
-    false
 }
 
+/// Turns pi's fire-and-forget `notify` and `setStatus` requests into the activity line: a `state` frame naming the
+/// phase the agent is in (so the lifecycle stays true) with the extension's text as its message.
+#[derive(Debug)]
+pub struct StatusLine {
+    phase: LifecycleName,
+}
+
+impl Default for StatusLine {
+    fn default() -> Self {
+        StatusLine { phase: LifecycleName::AgentStart }
+    }
+}
+
+impl StatusLine {
+    /// The frame `event` puts on the activity line, if any.
+    pub fn frame(&mut self, event: &AgentEvent) -> Option<ChatFrame> {
+        let message = match event {
+            AgentEvent::AgentStart => {
+                self.phase = LifecycleName::AgentStart;
+                return None;
+            }
+            AgentEvent::TurnStart => {
+                self.phase = LifecycleName::TurnStart;
+                return None;
+            }
+            AgentEvent::TurnEnd => {
+                self.phase = LifecycleName::TurnEnd;
+                return None;
+            }
+            AgentEvent::ExtensionUiRequest(request) => status_text(request)?,
+            AgentEvent::AgentEnd
+            | AgentEvent::AgentSettled
+            | AgentEvent::MessageStart(_)
+            | AgentEvent::MessageEnd(_)
+            | AgentEvent::MessageUpdate(_)
+            | AgentEvent::ToolExecutionStart { .. }
+            | AgentEvent::ToolExecutionUpdate { .. }
+            | AgentEvent::ToolExecutionEnd { .. }
+            | AgentEvent::ToolApprovalRequest { .. }
+            | AgentEvent::ToolApprovalEnd { .. }
+            | AgentEvent::QueueUpdate { .. }
+            | AgentEvent::CompactionStart { .. }
+            | AgentEvent::CompactionEnd { .. }
+            | AgentEvent::AutoRetryStart { .. }
+            | AgentEvent::AutoRetryEnd { .. }
+            | AgentEvent::Response(_)
+            | AgentEvent::Ignored(_)
+            | AgentEvent::Unknown(_) => return None,
+        };
+        Some(ChatFrame::State(StateFrame { seq: None, state: Lifecycle { name: self.phase, message } }))
+    }
+}
+
+/// `Some(text)` for a request that sets the activity line; `Some(None)` for one that clears it.
+fn status_text(request: &UiRequest) -> Option<Option<String>> {
+    let field = |key: &str| request.fields.get(key).and_then(Value::as_str).map(str::to_owned);
+    match request.method.as_str() {
+        "notify" => {
+            let message = field("message")?;
+            Some(Some(match field("notifyType").as_deref() {
+                Some("warning") => format!("Warning: {message}"),
+                Some("error") => format!("Error: {message}"),
+                _ => message,
+            }))
+        }
+        "setStatus" => Some(field("statusText").filter(|text| !text.trim().is_empty())),
+        _ => None,
+    }
+}
 /// Sends what was queued for the running agent as pi's own `steer` and `follow_up` commands.
 async fn forward_queued(process: &mut PiProcess, control: &RunControl) -> Result<(), PiFailure> {
     let (steering, follow_up) = {

@@ -17,7 +17,7 @@ use crate::protocol::*;
 use crate::runtime::agent::{Agent, Conversation, RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
 use crate::runtime::models::ModelCatalog;
-use crate::runtime::pi::{self, PiConfig, PiProcess};
+use crate::runtime::pi::{self, PiConfig, PiFailure, PiProcess, PiSession, StatusLine};
 use crate::runtime::provider::{AssistantBlock, ModelMessage};
 use crate::runtime::tools::Workspace;
 use crate::store::{LoggedFrame, RequestRecord, RunStatus, Store};
@@ -50,7 +50,39 @@ struct SessionRuntime {
 /// A session's side of its runtime.
 enum Engine {
     Agent { conversation: Conversation, workspace: Workspace },
-    Pi { process: Option<Box<PiProcess>>, workspace: PathBuf },
+    Pi(PiEngine),
+}
+
+/// A session's pi process and what chatwire remembers of pi's session across processes.
+struct PiEngine {
+    process: Option<Box<PiProcess>>,
+    workspace: PathBuf,
+    /// The pi session file this chatwire session last worked on: a fresh process reopens it.
+    session_file: Option<String>,
+    /// Why the process for the next run could not be started; that run ends with it.
+    start_failure: Option<PiFailure>,
+}
+
+impl PiEngine {
+    /// Makes sure a process is running for the next run; returns what the run's `start` frame tells about pi's
+    /// session: its file, and whether the earlier one could not be reopened.
+    async fn prepare(&mut self, config: &PiConfig) -> (Option<String>, bool) {
+        match pi::start(&mut self.process, config, &self.workspace, self.session_file.as_deref()).await {
+            Ok(Some(started)) => {
+                if started.reset {
+                    tracing::warn!(previous = ?self.session_file, now = ?started.session.file, "pi started a new session");
+                }
+                self.session_file = started.session.file.or(self.session_file.take());
+                (self.session_file.clone(), started.reset)
+            }
+            Ok(None) => (self.session_file.clone(), false),
+            Err(failure) => {
+                self.process = None;
+                self.start_failure = Some(failure);
+                (self.session_file.clone(), false)
+            }
+        }
+    }
 }
 
 struct ActiveRun {
@@ -309,7 +341,20 @@ impl Chat {
             created_at: Some(now_ms()),
         };
         let options = RunOptions { mode: request.mode.unwrap_or_default(), plan_action: request.plan_action };
-        let opening = state.mapper.open_run(Some(prompt), options.effective_mode());
+        let pi_session = match (&mut state.engine, &self.config.pi) {
+            (Engine::Pi(engine), Some(config)) => Some(engine.prepare(config).await),
+            (Engine::Pi(_), None) | (Engine::Agent { .. }, _) => None,
+        };
+        let mut opening = state.mapper.open_run(Some(prompt), options.effective_mode());
+        let pi_session_file = pi_session.as_ref().and_then(|(file, _)| file.clone());
+        if let Some((session_file, reset)) = pi_session {
+            for frame in &mut opening {
+                if let ChatFrame::Start(start) = frame {
+                    start.session_file = session_file.clone();
+                    start.session_reset = reset.then_some(true);
+                }
+            }
+        }
         let run_id = opening
             .iter()
             .find_map(|frame| match frame {
@@ -337,6 +382,7 @@ impl Chat {
             prompt: request.message.clone(),
             options,
             control,
+            pi_session_file,
         };
         tokio::spawn(task.run(runtime, events, receiver));
         Ok(run_id)
@@ -356,9 +402,33 @@ impl Chat {
                 let live = self.live(session_id)?;
                 Engine::Agent { conversation: conversation_from(&self.transcript(&live)?), workspace }
             }
-            Some(_) => Engine::Pi { process: None, workspace: root },
+            Some(_) => Engine::Pi(PiEngine {
+                process: None,
+                workspace: root,
+                session_file: self.last_pi_session_file(session_id)?,
+                start_failure: None,
+            }),
         };
         Ok(SessionRuntime { mapper, engine })
+    }
+
+    /// The pi session file the session's log last names (in a `start` or `done` frame).
+    fn last_pi_session_file(&self, session_id: &str) -> Result<Option<String>, ApiError> {
+        let mut found = None;
+        let mut after = 0;
+        loop {
+            let frames = self.store.frames_after(session_id, after, 1024)?;
+            let Some(last) = frames.last() else { break };
+            after = last.seq;
+            for logged in frames.iter().filter(|logged| logged.line.contains("\"sessionFile\"")) {
+                match crate::protocol::parse_frame(logged.line.as_bytes()) {
+                    Ok(ChatFrame::Start(StartFrame { session_file: Some(file), .. }))
+                    | Ok(ChatFrame::Done(DoneFrame { session_file: Some(file), .. })) => found = Some(file),
+                    Ok(_) | Err(_) => {}
+                }
+            }
+        }
+        Ok(found)
     }
 
     /// `POST /api/chat/abort`: true when a run was stopped.
@@ -409,6 +479,8 @@ struct RunTask {
     prompt: String,
     options: RunOptions,
     control: RunControl,
+    /// The pi session file the run's `start` named; its `done` names it too.
+    pi_session_file: Option<String>,
 }
 
 impl RunTask {
@@ -423,23 +495,34 @@ impl RunTask {
                 runtime.as_mut().expect("start_run loads the runtime before spawning the run");
             let mut terminal: Option<FrameType> = None;
             let (prompt, options, control) = (self.prompt.clone(), &self.options, &self.control);
-            let drive: std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), pi::PiFailure>> + Send + '_>> =
-                match engine {
-                    Engine::Agent { conversation, workspace } => {
-                        let agent = self.agent.clone();
-                        Box::pin(async move {
-                            agent.run(conversation, workspace, prompt, options, control, &events).await;
-                            Ok(())
-                        })
+            type Outcome = Result<Option<PiSession>, PiFailure>;
+            let drive: std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send + '_>> = match engine {
+                Engine::Agent { conversation, workspace } => {
+                    let agent = self.agent.clone();
+                    Box::pin(async move {
+                        agent.run(conversation, workspace, prompt, options, control, &events).await;
+                        Ok(None)
+                    })
+                }
+                Engine::Pi(engine) => {
+                    let config = self.chat.config.pi.as_ref().expect("a pi engine is made only with pi configured");
+                    match engine.start_failure.take() {
+                        Some(failure) => Box::pin(std::future::ready(Err(failure))),
+                        None => {
+                            let run = pi::run(&mut engine.process, config, prompt, control, &events);
+                            Box::pin(async move { run.await.map(Some) })
+                        }
                     }
-                    Engine::Pi { process, workspace } => {
-                        let config = self.chat.config.pi.as_ref().expect("a pi engine is made only with pi configured");
-                        Box::pin(pi::run(process, config, workspace, prompt, control, &events))
-                    }
-                };
+                }
+            };
             tokio::pin!(drive);
             let mut record = |frames: Vec<ChatFrame>| {
-                for frame in frames {
+                for mut frame in frames {
+                    if let ChatFrame::Done(done) = &mut frame
+                        && done.session_file.is_none()
+                    {
+                        done.session_file = self.pi_session_file.clone();
+                    }
                     if frame.is_terminal() {
                         terminal = Some(frame.frame_type());
                     }
@@ -450,21 +533,41 @@ impl RunTask {
             };
             // The active run keeps a sender for queueing, so the channel never closes by itself: the run is over when
             // the agent returns, and whatever it sent before that is drained.
+            // pi's fire-and-forget status requests go to the activity line; the built-in agent makes none.
+            let mut status = StatusLine::default();
+            let mut map = |event: AgentEvent, record: &mut dyn FnMut(Vec<ChatFrame>)| {
+                if let Some(frame) = status.frame(&event).filter(|_| mapper.is_run_open()) {
+                    record(vec![frame]);
+                }
+                record(mapper.map(event));
+            };
             let outcome = loop {
                 tokio::select! {
                     biased;
-                    Some(event) = receiver.recv() => record(mapper.map(event)),
+                    Some(event) = receiver.recv() => map(event, &mut record),
                     outcome = &mut drive => break outcome,
                 }
             };
             while let Ok(event) = receiver.try_recv() {
-                record(mapper.map(event));
+                map(event, &mut record);
             }
-            if let Err(failure) = outcome
-                && mapper.is_run_open()
-            {
-                tracing::warn!(run = %self.run_id, "{failure}");
-                record(mapper.fail(failure.to_string(), failure.code()));
+            match outcome {
+                // pi was idle with nothing queued when it answered; the done frame names its session file.
+                Ok(Some(session)) => {
+                    let mut frames = mapper.map(AgentEvent::AgentSettled);
+                    for frame in &mut frames {
+                        if let ChatFrame::Done(done) = frame {
+                            done.session_file = session.file.clone();
+                        }
+                    }
+                    record(frames);
+                }
+                Ok(None) => {}
+                Err(failure) if mapper.is_run_open() => {
+                    tracing::warn!(run = %self.run_id, "{failure}");
+                    record(mapper.fail(failure.to_string(), failure.code()));
+                }
+                Err(_) => {}
             }
             if mapper.is_run_open() {
                 record(mapper.fail("the agent stopped without finishing its run", "runtime_exit"));

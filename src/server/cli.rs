@@ -61,6 +61,10 @@ pub struct ServeArgs {
     /// How to start pi for `--runtime pi`: the executable and any arguments before `--mode rpc`, split on spaces.
     #[arg(long, env = "CHATWIRE_PI_COMMAND", default_value = "pi")]
     pub pi_command: String,
+    /// Seconds pi may leave a command unanswered before the run ends as hung; a pi quiet this long is asked for its
+    /// state, so a hang shows within twice this time.
+    #[arg(long, env = "CHATWIRE_PI_TIMEOUT_SECS", default_value_t = 60)]
+    pub pi_timeout_secs: u64,
     /// The model provider of the built-in agent.
     #[arg(long, env = "CHATWIRE_PROVIDER", value_enum, default_value_t = ProviderKind::Scripted)]
     pub provider: ProviderKind,
@@ -185,6 +189,7 @@ impl ServeArgs {
             allowed_hosts,
             runtime: self.runtime,
             pi_command: self.pi_command,
+            pi_timeout_secs: self.pi_timeout_secs,
             provider: self.provider,
             script: self.script.or(before.script),
             model: self.model.or(before.model),

@@ -124,7 +124,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         RuntimeKind::Pi => {
             let mut words = args.pi_command.split_whitespace().map(str::to_owned);
             let program = words.next().unwrap_or_else(|| "pi".to_owned()).into();
-            (Some(PiConfig { program, args: words.collect(), ..PiConfig::default() }), "pi")
+            let timeout = Duration::from_secs(args.pi_timeout_secs.max(1));
+            (Some(PiConfig { program, args: words.collect(), timeout, ..PiConfig::default() }), "pi")
         }
     };
     let config = ChatConfig {

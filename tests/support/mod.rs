@@ -2,6 +2,8 @@
 // Each test crate uses a different subset of these helpers.
 #![allow(dead_code)]
 
+#[cfg(feature = "ssr")]
+pub mod fake_openai;
 pub mod golden;
 pub mod invariants;
 #[cfg(feature = "ssr")]

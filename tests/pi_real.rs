@@ -1,0 +1,180 @@
+//! chatwire over the real pi (npm `@mariozechner/pi-coding-agent` 0.73.1, installed by `./x setup` into
+//! `~/.cache/chatwire/pi-0.73.1`, or named by `CHATWIRE_TEST_PI`), whose model is the fake OpenAI-compatible server of
+//! tests/support, registered as a pi custom provider in a temporary agent dir with `HOME` in a temporary directory:
+//! one prompt that runs `bash` and `write`, a Stop during a `sleep`, a steer, and a chatwire restart after which the
+//! session's new pi process reopens pi's session file — asserted on the frames, the files and what the model was sent.
+#![cfg(feature = "ssr")]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::fake_openai::{FakeServer, Reply, openai_text, openai_tool_call};
+use support::server::{Lines, Server, kind, script_file};
+
+const PI_VERSION: &str = "0.73.1";
+const WAIT: Duration = Duration::from_secs(60);
+
+fn pi_executable() -> PathBuf {
+    let pi = match std::env::var_os("CHATWIRE_TEST_PI") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache"));
+            cache.join(format!("chatwire/pi-{PI_VERSION}/node_modules/.bin/pi"))
+        }
+    };
+    assert!(pi.is_file(), "pi {PI_VERSION} is not installed at {}: run `./x setup`", pi.display());
+    pi
+}
+
+/// pi's configuration for the test: the fake server as its only provider, in an agent dir of its own.
+fn configure_pi(agent_dir: &Path, base_url: &str) {
+    std::fs::create_dir_all(agent_dir).unwrap();
+    let models = json!({"providers": {"fake": {
+        "baseUrl": base_url,
+        "api": "openai-completions",
+        "apiKey": "sk-fake-key",
+        "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+        "models": [{"id": "fake-model", "reasoning": false, "contextWindow": 128000, "maxTokens": 4096}],
+    }}});
+    std::fs::write(agent_dir.join("models.json"), models.to_string()).unwrap();
+    let settings = json!({"defaultProvider": "fake", "defaultModel": "fake-model", "enableInstallTelemetry": false});
+    std::fs::write(agent_dir.join("settings.json"), settings.to_string()).unwrap();
+}
+
+fn frame(line: &str) -> Value {
+    serde_json::from_str(line).unwrap()
+}
+
+/// Reads the stream until a Bash row is running; returns the lines read.
+async fn until_bash_runs(lines: &mut Lines) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let line = lines.next_within(WAIT).await.expect("the run goes on until bash runs");
+        let value = frame(&line);
+        seen.push(line);
+        if value["type"] == "tool"
+            && value["part"]["type"] == "tool-Bash"
+            && value["part"]["state"] == "input-available"
+        {
+            return seen;
+        }
+    }
+}
+
+fn tool_states(lines: &[String], part_type: &str) -> Vec<String> {
+    lines
+        .iter()
+        .map(|line| frame(line))
+        .filter(|value| value["type"] == "tool" && value["part"]["type"] == part_type)
+        .map(|value| value["part"]["state"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_pi_runs_tools_stops_and_steers() {
+    let pi = pi_executable();
+    let model = FakeServer::start(
+        vec![
+            Reply::Sse(openai_tool_call("call_1", "bash", &json!({"command": "echo hello from bash > hello.txt"}))),
+            Reply::Sse(openai_tool_call("call_2", "write", &json!({"path": "notes.txt", "content": "line one\n"}))),
+            Reply::Sse(openai_text("Both files are written.")),
+            Reply::Sse(openai_tool_call("call_3", "bash", &json!({"command": "sleep 30"}))),
+            Reply::Sse(openai_tool_call("call_4", "bash", &json!({"command": "sleep 2; echo slept"}))),
+            Reply::Sse(openai_text("Steered as asked.")),
+            Reply::Sse(openai_text("Still here.")),
+        ],
+        "/v1",
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, agent_dir) = (dir.path().join("home"), dir.path().join("pi-agent"));
+    std::fs::create_dir_all(&home).unwrap();
+    configure_pi(&agent_dir, &model.base_url);
+    let pi_command = format!("{} --offline", pi.display());
+    let script = script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#);
+    let start_chatwire = || {
+        Server::start_with_env(
+            &dir.path().join("data"),
+            &script,
+            &["--runtime", "pi", "--pi-command", &pi_command],
+            &[
+                ("HOME", home.to_str().unwrap()),
+                ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
+                ("PI_OFFLINE", "1"),
+                ("PI_TELEMETRY", "0"),
+            ],
+        )
+    };
+    let server = start_chatwire();
+    let session = server.new_session().await;
+    let workspace = dir.path().join("data/workspaces").join(&session);
+    let send = |message: &str, behavior: Option<&str>| {
+        let mut body = json!({"sessionId": session, "message": message});
+        if let Some(behavior) = behavior {
+            body["streamingBehavior"] = json!(behavior);
+        }
+        server.post("/api/chat", &body).send()
+    };
+
+    // bash and write, then an answer.
+    let first =
+        Lines::new(send("Write hello.txt with bash and notes.txt with write.", None).await.unwrap()).rest(WAIT).await;
+    let start = frame(&first[0]);
+    assert_eq!(start["type"], "start");
+    let session_file = start["sessionFile"].as_str().expect("start names pi's session file").to_owned();
+    let done = frame(first.last().unwrap());
+    assert_eq!(done["type"], "done", "{first:#?}");
+    assert_eq!(done["sessionFile"], session_file.as_str());
+    assert_eq!(tool_states(&first, "tool-Bash").last().map(String::as_str), Some("output-available"));
+    assert_eq!(tool_states(&first, "tool-Write").last().map(String::as_str), Some("output-available"));
+    let text: String = done["message"]["parts"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect();
+    assert_eq!(text, "Both files are written.");
+    assert_eq!(std::fs::read_to_string(workspace.join("hello.txt")).unwrap(), "hello from bash\n");
+    assert_eq!(std::fs::read_to_string(workspace.join("notes.txt")).unwrap(), "line one\n");
+    assert!(Path::new(&session_file).starts_with(&agent_dir), "{session_file} is in pi's agent dir");
+
+    // Stop while `sleep 30` runs: the run ends at once with the call ended as failed.
+    let mut second = Lines::new(send("Now sleep for a while.", None).await.unwrap());
+    let mut lines = until_bash_runs(&mut second).await;
+    let stopped_at = std::time::Instant::now();
+    let abort: Value =
+        server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap().json().await.unwrap();
+    assert_eq!(abort["aborted"], true);
+    lines.extend(second.rest(WAIT).await);
+    assert!(stopped_at.elapsed() < Duration::from_secs(15), "Stop took {:?}", stopped_at.elapsed());
+    assert_eq!(lines.iter().filter(|l| matches!(kind(l).as_str(), "done" | "error")).count(), 1, "{lines:#?}");
+    assert_eq!(tool_states(&lines, "tool-Bash").last().map(String::as_str), Some("output-error"), "{lines:#?}");
+
+    // A steer while `sleep 2` runs reaches the model with the tool's result.
+    let mut third = Lines::new(send("Sleep briefly.", None).await.unwrap());
+    let mut lines = until_bash_runs(&mut third).await;
+    assert_eq!(send("Also mention the steer.", Some("steer")).await.unwrap().status(), 200);
+    lines.extend(third.rest(WAIT).await);
+    let done = frame(lines.last().unwrap());
+    assert_eq!(done["type"], "done", "{lines:#?}");
+    let steer_logged = lines
+        .iter()
+        .map(|l| frame(l))
+        .any(|value| value["type"] == "message" && value["message"]["parts"][0]["text"] == "Also mention the steer.");
+    assert!(steer_logged, "the steer joined the transcript: {lines:#?}");
+    let last_request = model.body(model.requests() - 1).to_string();
+    assert!(last_request.contains("Also mention the steer.") && last_request.contains("slept"), "{last_request}");
+    assert_eq!(model.requests(), 6, "pi asked the model exactly once per reply");
+
+    // After a restart, the session's new pi process reopens its session file: the model sees the earlier turns.
+    drop(server);
+    let server = start_chatwire();
+    let body = json!({"sessionId": session, "message": "Are you still there?"});
+    let fourth = Lines::new(server.post("/api/chat", &body).send().await.unwrap()).rest(WAIT).await;
+    let start = frame(&fourth[0]);
+    assert_eq!(start["sessionFile"], session_file.as_str(), "{start}");
+    assert!(start.get("sessionReset").is_none(), "{start}");
+    assert_eq!(frame(fourth.last().unwrap())["type"], "done", "{fourth:#?}");
+    let resumed_request = model.body(6).to_string();
+    assert!(resumed_request.contains("Write hello.txt with bash"), "{resumed_request}");
+}
