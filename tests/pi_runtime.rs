@@ -187,3 +187,38 @@ async fn a_missing_pi_is_a_clear_error_not_a_hang() {
     assert_eq!(error["code"], "runtime_unavailable");
     assert!(error["message"].as_str().unwrap().contains("could not start"), "{error}");
 }
+
+#[tokio::test]
+async fn a_question_pi_stops_waiting_for_ends_as_timed_out() {
+    // pi asks with a 300 ms timeout, answers the dialog itself when that runs out, and goes on.
+    let misbehave = r#"  echo "{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}"
+  echo '{"type":"agent_start"}'
+  echo '{"type":"turn_start"}'
+  echo '{"type":"extension_ui_request","id":"q1","method":"confirm","title":"Proceed?","message":"It is late.","timeout":300}'
+  sleep 1
+  echo '{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hello from pi."}}'
+  echo '{"type":"turn_end"}'
+  echo '{"type":"agent_end","messages":[]}'"#;
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), &fake_pi(dir.path(), "fake-pi", misbehave));
+    let session = server.new_session().await;
+    let lines = run(&server, &session, "hello").await;
+    let question: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|frame| frame["type"] == "tool" && frame["part"]["toolCallId"] == "ui-q1")
+        .map(|frame| frame["part"].clone())
+        .collect();
+    let states: Vec<&str> = question.iter().map(|part| part["state"].as_str().unwrap()).collect();
+    assert_eq!(states, ["input-available", "output-error"], "{lines:#?}");
+    let why = question[1]["errorText"].as_str().unwrap();
+    assert!(why.starts_with("timed out after 0.3 s"), "{why}");
+    let text_at = lines.iter().position(|l| l.contains("Hello from pi.")).unwrap();
+    let ended_at = lines.iter().position(|l| l.contains("timed out after")).unwrap();
+    assert!(ended_at < text_at, "the card ends when pi stops waiting, not with the run");
+    assert_eq!(text_of_done(&lines), "Hello from pi.");
+
+    let answer = json!({"sessionId": session, "toolCallId": "ui-q1", "answer": {"kind": "text", "text": "yes"}});
+    let late = server.post("/api/chat/question", &answer);
+    assert_eq!(late.send().await.unwrap().status(), 404, "an answer after the timeout reaches nobody");
+}

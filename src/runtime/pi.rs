@@ -385,7 +385,7 @@ async fn drive(
 ) -> Result<PiSession, PiFailure> {
     process.send(json!({"type": "prompt", "message": prompt})).await?;
     let mut progress = Progress { agent_active: true, ..Progress::default() };
-    let (answers_in, mut answers) = mpsc::unbounded_channel::<(String, String, Option<String>)>();
+    let (answers_in, mut answers) = mpsc::unbounded_channel::<UiReply>();
     loop {
         let abort_deadline = progress.abort_sent.map(|at| at + config.abort_grace);
         let (overdue_at, _) = process.deadline(config.timeout);
@@ -421,21 +421,32 @@ async fn drive(
                 }
             },
             () = control.wake.notified() => forward_queued(process, control).await?,
-            Some((id, method, answer)) = answers.recv() => {
-                // An answer to pi's request carries that request's id, not one of ours.
-                let response = match (method.as_str(), &answer) {
-                    (_, None) => json!({"type": "extension_ui_response", "id": id, "cancelled": true}),
-                    ("confirm", Some(answer)) => {
-                        json!({"type": "extension_ui_response", "id": id, "confirmed": is_yes(answer)})
+            Some(UiReply { id, method, outcome }) = answers.recv() => {
+                let tool_call_id = format!("ui-{id}");
+                let (text, is_error) = match outcome {
+                    UiOutcome::Answered(answer) => {
+                        // An answer to pi's request carries that request's id, not one of ours.
+                        let response = match (method.as_str(), &answer) {
+                            (_, None) => json!({"type": "extension_ui_response", "id": id, "cancelled": true}),
+                            ("confirm", Some(answer)) => {
+                                json!({"type": "extension_ui_response", "id": id, "confirmed": is_yes(answer)})
+                            }
+                            (_, Some(answer)) => json!({"type": "extension_ui_response", "id": id, "value": answer}),
+                        };
+                        process.write(&response).await?;
+                        (answer.unwrap_or_else(|| SKIPPED.to_owned()), false)
                     }
-                    (_, Some(answer)) => json!({"type": "extension_ui_response", "id": id, "value": answer}),
+                    // pi resolved the dialog itself when its timeout ran out; an answer now would reach nobody.
+                    UiOutcome::TimedOut(limit) => {
+                        control.questions.lock().expect("the question lock is never poisoned").remove(&tool_call_id);
+                        (format!("timed out after {:.1} s without an answer; pi went on without one", limit.as_secs_f64()), true)
+                    }
                 };
-                process.write(&response).await?;
                 let _ = events.send(AgentEvent::ToolExecutionEnd {
-                    tool_call_id: format!("ui-{id}"),
+                    tool_call_id,
                     tool_name: "question".into(),
-                    result: ToolResult { text: answer.unwrap_or_else(|| SKIPPED.to_owned()), details: None },
-                    is_error: false,
+                    result: ToolResult { text, details: None },
+                    is_error,
                 });
             }
             () = control.cancel.cancelled(), if progress.abort_sent.is_none() => {
@@ -456,6 +467,25 @@ async fn drive(
                 }
             }
         }
+    }
+}
+
+/// How a dialog pi asked for ended, for the run loop to pass on.
+struct UiReply {
+    id: String,
+    method: String,
+    outcome: UiOutcome,
+}
+
+enum UiOutcome {
+    /// The user's answer; `None` when they skipped it.
+    Answered(Option<String>),
+    TimedOut(Duration),
+}
+
+impl UiOutcome {
+    fn answered(answer: String) -> UiOutcome {
+        UiOutcome::Answered((answer != SKIPPED).then_some(answer))
     }
 }
 
@@ -482,7 +512,7 @@ fn observe(
     event: &AgentEvent,
     progress: &mut Progress,
     control: &RunControl,
-    answers: &mpsc::UnboundedSender<(String, String, Option<String>)>,
+    answers: &mpsc::UnboundedSender<UiReply>,
 ) {
     match event {
         AgentEvent::AgentStart => {
@@ -501,10 +531,18 @@ fn observe(
             let tool_call_id = format!("ui-{}", request.id);
             control.questions.lock().expect("the question lock is never poisoned").insert(tool_call_id, sender);
             let (id, method, answers) = (request.id.clone(), request.method.clone(), answers.clone());
+            // pi's dialog `timeout` is in milliseconds; when it runs out pi answers itself and goes on.
+            let limit = request.fields.get("timeout").and_then(Value::as_u64).map(Duration::from_millis);
             tokio::spawn(async move {
-                if let Ok(answer) = receiver.await {
-                    let answer = (answer != SKIPPED).then_some(answer);
-                    let _ = answers.send((id, method, answer));
+                let outcome = match limit {
+                    Some(limit) => match tokio::time::timeout(limit, receiver).await {
+                        Ok(answer) => answer.ok().map(UiOutcome::answered),
+                        Err(_) => Some(UiOutcome::TimedOut(limit)),
+                    },
+                    None => receiver.await.ok().map(UiOutcome::answered),
+                };
+                if let Some(outcome) = outcome {
+                    let _ = answers.send(UiReply { id, method, outcome });
                 }
             });
         }
