@@ -1,4 +1,4 @@
-//! chatwire over the real pi (npm `@mariozechner/pi-coding-agent` 0.73.1, installed by `./x setup` into
+//! chatwire over the real pi (npm `@mariozechner/pi-coding-agent` 0.73.1, installed by `./x test` into
 //! `~/.cache/chatwire/pi-0.73.1`, or named by `CHATWIRE_TEST_PI`), whose model is the fake OpenAI-compatible server of
 //! tests/support, registered as a pi custom provider in a temporary agent dir with `HOME` in a temporary directory:
 //! one prompt that runs `bash` and `write`, a Stop during a `sleep`, a steer, and a chatwire restart after which the
@@ -27,7 +27,7 @@ fn pi_executable() -> PathBuf {
             cache.join(format!("chatwire/pi-{PI_VERSION}/node_modules/.bin/pi"))
         }
     };
-    assert!(pi.is_file(), "pi {PI_VERSION} is not installed at {}: run `./x setup`", pi.display());
+    assert!(pi.is_file(), "pi {PI_VERSION} is not installed at {}: `./x test` installs it", pi.display());
     pi
 }
 
