@@ -143,37 +143,57 @@ async fn a_runtime_that_hangs_ends_the_run_with_one_error() {
     assert!(started.elapsed() < Duration::from_secs(15), "the hang took {:?} to notice", started.elapsed());
 }
 
-#[tokio::test]
-async fn extension_status_messages_go_to_the_activity_line() {
-    let misbehave = r#"  echo "{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}"
-  echo '{"type":"agent_start"}'
-  echo '{"type":"turn_start"}'
-  echo '{"type":"extension_ui_request","id":"u1","method":"setStatus","statusKey":"ext","statusText":"Indexing files"}'
-  echo '{"type":"extension_ui_request","id":"u2","method":"notify","message":"Disk almost full","notifyType":"warning"}'
-  echo '{"type":"extension_ui_request","id":"u3","method":"setStatus","statusKey":"ext"}'
-  echo '{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hello from pi."}}'
-  echo '{"type":"turn_end"}'
-  echo '{"type":"agent_end","messages":[]}'"#;
+/// A session's first run, in which pi answers the prompt, opens a turn, does `middle` (shell lines), then says
+/// "Hello from pi." and ends; with its server, still running.
+struct FirstRun {
+    _dir: tempfile::TempDir,
+    server: Server,
+    session: String,
+    lines: Vec<String>,
+    frames: Vec<Value>,
+}
+
+async fn first_run_doing(middle: &str) -> FirstRun {
+    let misbehave = format!(
+        r#"  echo "{{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}}"
+  echo '{{"type":"agent_start"}}'
+  echo '{{"type":"turn_start"}}'
+{middle}
+  echo '{{"type":"message_update","assistantMessageEvent":{{"type":"text_delta","contentIndex":0,"delta":"Hello from pi."}}}}'
+  echo '{{"type":"turn_end"}}'
+  echo '{{"type":"agent_end","messages":[]}}'"#
+    );
     let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), &fake_pi(dir.path(), "fake-pi", misbehave));
+    let server = start(dir.path(), &fake_pi(dir.path(), "fake-pi", &misbehave));
     let session = server.new_session().await;
     let lines = run(&server, &session, "hello").await;
-    let states: Vec<Value> = lines
+    assert_eq!(text_of_done(&lines), "Hello from pi.");
+    let frames = lines.iter().map(|l| serde_json::from_str::<Value>(l).unwrap()).collect();
+    FirstRun { _dir: dir, server, session, lines, frames }
+}
+
+#[tokio::test]
+async fn extension_status_messages_go_to_the_activity_line() {
+    let FirstRun { frames, .. } = first_run_doing(
+        r#"  echo '{"type":"extension_ui_request","id":"u1","method":"setStatus","statusKey":"ext","statusText":"Indexing files"}'
+  echo '{"type":"extension_ui_request","id":"u2","method":"notify","message":"Disk almost full","notifyType":"warning"}'
+  echo '{"type":"extension_ui_request","id":"u3","method":"setStatus","statusKey":"ext"}'"#,
+    )
+    .await;
+    let states: Vec<&Value> = frames
         .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|frame| frame["type"] == "state" && frame["state"]["name"] == "turn_start")
-        .map(|frame| frame["state"].clone())
+        .map(|frame| &frame["state"])
         .collect();
     assert_eq!(
         states,
         [
-            json!({"name": "turn_start"}),
-            json!({"name": "turn_start", "message": "Indexing files"}),
-            json!({"name": "turn_start", "message": "Warning: Disk almost full"}),
-            json!({"name": "turn_start"}),
+            &json!({"name": "turn_start"}),
+            &json!({"name": "turn_start", "message": "Indexing files"}),
+            &json!({"name": "turn_start", "message": "Warning: Disk almost full"}),
+            &json!({"name": "turn_start"}),
         ]
     );
-    assert_eq!(text_of_done(&lines), "Hello from pi.");
 }
 
 #[tokio::test]
@@ -191,23 +211,15 @@ async fn a_missing_pi_is_a_clear_error_not_a_hang() {
 #[tokio::test]
 async fn a_question_pi_stops_waiting_for_ends_as_timed_out() {
     // pi asks with a 300 ms timeout, answers the dialog itself when that runs out, and goes on.
-    let misbehave = r#"  echo "{\"id\":\"$1\",\"type\":\"response\",\"command\":\"prompt\",\"success\":true}"
-  echo '{"type":"agent_start"}'
-  echo '{"type":"turn_start"}'
-  echo '{"type":"extension_ui_request","id":"q1","method":"confirm","title":"Proceed?","message":"It is late.","timeout":300}'
-  sleep 1
-  echo '{"type":"message_update","assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"Hello from pi."}}'
-  echo '{"type":"turn_end"}'
-  echo '{"type":"agent_end","messages":[]}'"#;
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), &fake_pi(dir.path(), "fake-pi", misbehave));
-    let session = server.new_session().await;
-    let lines = run(&server, &session, "hello").await;
-    let question: Vec<Value> = lines
+    let FirstRun { server, session, lines, frames, .. } = first_run_doing(
+        r#"  echo '{"type":"extension_ui_request","id":"q1","method":"confirm","title":"Proceed?","message":"It is late.","timeout":300}'
+  sleep 1"#,
+    )
+    .await;
+    let question: Vec<&Value> = frames
         .iter()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .filter(|frame| frame["type"] == "tool" && frame["part"]["toolCallId"] == "ui-q1")
-        .map(|frame| frame["part"].clone())
+        .map(|frame| &frame["part"])
         .collect();
     let states: Vec<&str> = question.iter().map(|part| part["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["input-available", "output-error"], "{lines:#?}");
@@ -216,7 +228,6 @@ async fn a_question_pi_stops_waiting_for_ends_as_timed_out() {
     let text_at = lines.iter().position(|l| l.contains("Hello from pi.")).unwrap();
     let ended_at = lines.iter().position(|l| l.contains("timed out after")).unwrap();
     assert!(ended_at < text_at, "the card ends when pi stops waiting, not with the run");
-    assert_eq!(text_of_done(&lines), "Hello from pi.");
 
     let answer = json!({"sessionId": session, "toolCallId": "ui-q1", "answer": {"kind": "text", "text": "yes"}});
     let late = server.post("/api/chat/question", &answer);
