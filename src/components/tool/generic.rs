@@ -14,7 +14,18 @@ fn input_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<Value>> {
 }
 
 fn output_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<Value>> {
-    Memo::new(move |_| part.with(|part| part.output.clone().filter(|output| !is_empty(output))))
+    Memo::new(move |_| {
+        part.with(|part| {
+            let mut output = part.output.clone()?;
+            // A failed call's text is its error, which the row already shows under the body.
+            if let (Some(error), Value::Object(map)) = (&part.error_text, &mut output)
+                && map.get("text").and_then(Value::as_str) == Some(error.as_str())
+            {
+                map.remove("text");
+            }
+            Some(output).filter(|output| !is_empty(output))
+        })
+    })
 }
 
 fn is_empty(value: &Value) -> bool {

@@ -381,6 +381,19 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_call_shows_its_error_once() {
+        let owner = Owner::new();
+        owner.set();
+        let mut part = ChatToolPart::new("mcp__srv__lookup", "call-1", ToolState::OutputError);
+        part.input = Some(json!({"key": "k"}));
+        part.output = Some(json!({"text": "the lookup failed", "details": {"code": 7}}));
+        part.error_text = Some("the lookup failed".to_owned());
+        let html = view! { <ToolRow tool=ArcRwSignal::new(part)/> }.to_html();
+        assert_eq!(html.matches("the lookup failed").count(), 1, "{html}");
+        assert!(html.contains("code"), "the rest of the result is still shown: {html}");
+    }
+
+    #[test]
     fn status_follows_the_state_and_an_ended_run_interrupts_open_calls() {
         use RowStatus::*;
         use ToolState::*;
