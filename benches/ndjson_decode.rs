@@ -30,7 +30,7 @@ fn stream() -> Vec<u8> {
                 let mut part = ChatToolPart::new("Bash", format!("call_{i}"), ToolState::OutputAvailable);
                 part.input = Some(json!({"command": "cargo test --quiet"}));
                 part.output = Some(json!({"output": "running 12 tests\n............\ntest result: ok", "exitCode": 0}));
-                ChatFrame::Tool(ToolFrame { seq, part, message_id: None })
+                ChatFrame::Tool(ToolFrame { seq, part: Box::new(part), message_id: None })
             }
             _ => ChatFrame::Delta(DeltaFrame {
                 seq,

@@ -122,7 +122,7 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
                 }),
                 Step::Tool(call, state) => ChatFrame::Tool(ToolFrame {
                     seq: None,
-                    part: ChatToolPart::new("Bash", call_id(*call), *state),
+                    part: Box::new(ChatToolPart::new("Bash", call_id(*call), *state)),
                     message_id: None,
                 }),
                 Step::Queue(steering) => {

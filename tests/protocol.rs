@@ -111,10 +111,10 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             text: "write".into(),
             message_id: None,
         }),
-        ChatFrame::Tool(ToolFrame { seq: Some(10), part: draft, message_id: None }),
-        ChatFrame::Tool(ToolFrame { seq: Some(11), part: running, message_id: Some("msg-asst-1".into()) }),
-        ChatFrame::Tool(ToolFrame { seq: Some(12), part: approval, message_id: None }),
-        ChatFrame::Tool(ToolFrame { seq: Some(13), part: bash_done, message_id: None }),
+        ChatFrame::Tool(ToolFrame { seq: Some(10), part: Box::new(draft), message_id: None }),
+        ChatFrame::Tool(ToolFrame { seq: Some(11), part: Box::new(running), message_id: Some("msg-asst-1".into()) }),
+        ChatFrame::Tool(ToolFrame { seq: Some(12), part: Box::new(approval), message_id: None }),
+        ChatFrame::Tool(ToolFrame { seq: Some(13), part: Box::new(bash_done), message_id: None }),
         ChatFrame::Plan(PlanFrame {
             seq: Some(14),
             mode: AgentMode::Plan,
@@ -254,7 +254,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             ChatFrame::Message(MessageFrame { message, .. }) | ChatFrame::Done(DoneFrame { message, .. }) => {
                 message.parts.iter().for_each(&mut note_part)
             }
-            ChatFrame::Tool(ToolFrame { part, .. }) => note_part(&ChatMessagePart::tool(part.clone())),
+            ChatFrame::Tool(ToolFrame { part, .. }) => note_part(&ChatMessagePart::tool((**part).clone())),
             ChatFrame::State(StateFrame { state, .. }) => {
                 lifecycle.insert(state.name);
             }

@@ -45,7 +45,7 @@ fn lifecycle(seq: Seq, name: LifecycleName) -> ChatFrame {
 fn tool(seq: Seq, call_id: &str, state: ToolState, input: Option<serde_json::Value>) -> ChatFrame {
     let mut part = ChatToolPart::new("Bash", call_id, state);
     part.input = input;
-    ChatFrame::Tool(ToolFrame { seq: Some(seq), part, message_id: None })
+    ChatFrame::Tool(ToolFrame { seq: Some(seq), part: Box::new(part), message_id: None })
 }
 
 fn draft(seq: Seq, call_id: &str) -> ChatFrame {

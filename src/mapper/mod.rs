@@ -493,7 +493,7 @@ impl EventMapper {
             error_text,
             extra: Map::new(),
         };
-        self.emit(ChatFrame::Tool(ToolFrame { seq: None, part, message_id: None }), out);
+        self.emit(ChatFrame::Tool(ToolFrame { seq: None, part: Box::new(part), message_id: None }), out);
     }
 
     fn finish_tool(&mut self, tool_call_id: &str, result: &ToolResult, is_error: bool, out: &mut Vec<ChatFrame>) {

@@ -266,7 +266,8 @@ pub struct ToolArgsDeltaFrame {
 pub struct ToolFrame {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<Seq>,
-    pub part: ChatToolPart,
+    /// Boxed: a tool part is by far the largest payload, and every frame of every kind is as large as the largest.
+    pub part: Box<ChatToolPart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
 }

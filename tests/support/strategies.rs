@@ -147,7 +147,7 @@ pub fn frame() -> impl Strategy<Value = ChatFrame> {
         ),
         (seq(), tool_part(), option::of(id())).prop_map(|(seq, part, message_id)| ChatFrame::Tool(ToolFrame {
             seq,
-            part,
+            part: Box::new(part),
             message_id
         })),
         (seq(), plan_state(), option::of(text())).prop_map(|(seq, state, message)| {
