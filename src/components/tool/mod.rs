@@ -33,8 +33,8 @@ use approval::ApprovalCard;
 use chart::ChartView;
 use question_card::QuestionCard;
 pub use registry::{CustomRenderer, ToolRenderers};
+use task_group::TaskGroup;
 pub(crate) use task_group::{MessageParts, top_level};
-use task_group::{TaskGroup, is_task};
 
 /// What the row says about its call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,11 +198,13 @@ fn now_ms() -> Option<f64> {
 #[component]
 pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
     let name = tool.with_untracked(|part| part.tool_name.clone());
-    if is_task(&name) {
+    let custom = use_context::<ToolRenderers>().unwrap_or_default();
+    let dispatch = Dispatch::resolve(&name, &custom);
+    if let Dispatch::Builtin(Builtin::Task) = dispatch {
         return view! { <TaskGroup tool/> }.into_any();
     }
     let part = RwSignal::from(tool).read_only();
-    if name == "Question" {
+    if let Dispatch::Builtin(Builtin::Question) = dispatch {
         return (move || view! { <QuestionCard tool=part.get()/> }).into_any();
     }
     let carded = Memo::new(move |_| {
@@ -212,7 +214,7 @@ pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
         if carded.get() {
             view! { <ApprovalCard tool=part.get()/> }.into_any()
         } else {
-            view! { <StandardRow part name=name.clone()/> }.into_any()
+            view! { <StandardRow part name=name.clone() dispatch=dispatch.clone()/> }.into_any()
         }
     })
     .into_any()
@@ -220,7 +222,7 @@ pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
 
 /// The header with status and duration, the tool's body, and its error.
 #[component]
-fn StandardRow(part: ReadSignal<ChatToolPart>, name: String) -> impl IntoView {
+fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch) -> impl IntoView {
     let actions = use_context::<ChatActions>();
     let state = Memo::new(move |_| part.with(|part| part.state));
     let status = Memo::new(move |_| {
@@ -228,8 +230,6 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String) -> impl IntoView {
         part.with(|part| RowStatus::of(part.state, part.error_text.as_deref(), run_active))
     });
     let duration = timing(part, status);
-    let custom = use_context::<ToolRenderers>().unwrap_or_default();
-    let dispatch = Dispatch::resolve(&name, &custom);
     let title = match &dispatch {
         Dispatch::Mcp { server, tool } => view! {
             <span class="tool__name">{tool.clone()}</span>

@@ -13,11 +13,6 @@ use crate::protocol::{ChatToolPart, ToolState};
 #[derive(Clone)]
 pub struct MessageParts(pub ArcRwSignal<Vec<PartRow>>);
 
-/// True for the tool names drawn as a group of a sub-agent's rows.
-pub fn is_task(tool_name: &str) -> bool {
-    matches!(tool_name, "Task" | "Agent")
-}
-
 /// The id a call nests under: what comes before its last `:`, when `is_tool_call` says a call of that id is there.
 pub fn parent_id(id: &str, is_tool_call: impl Fn(&str) -> bool) -> Option<&str> {
     let (parent, child) = id.rsplit_once(':')?;
