@@ -16,6 +16,7 @@ use chatwire::runtime::scripted::{Script, ScriptedProvider};
 use chatwire::runtime::tools::{CancellationToken, Workspace};
 use serde_json::json;
 use support::invariants::{assert_no_null_fields, assert_run_invariants, text_parts};
+use support::mapper::map_until_settled;
 use tokio::sync::mpsc;
 
 fn mapper() -> EventMapper {
@@ -80,17 +81,8 @@ impl Session {
         let mut frames = self.mapper.open_run(Some(user), options.effective_mode());
         let reactions = sender.clone();
         let run = agent.run(&mut self.conversation, workspace, prompt.to_owned(), options, control, &sender);
-        let mapper = &mut self.mapper;
-        let collect = async {
-            while let Some(event) = receiver.recv().await {
-                react(&event, control, &reactions);
-                let settled = event == AgentEvent::AgentSettled;
-                frames.extend(mapper.map(event));
-                if settled {
-                    break;
-                }
-            }
-        };
+        let collect =
+            map_until_settled(&mut receiver, &mut self.mapper, &mut frames, |event| react(event, control, &reactions));
         tokio::join!(run, collect);
         frames
     }

@@ -19,6 +19,7 @@ use chatwire::runtime::tools::Workspace;
 use serde_json::{Value, json};
 use support::fake_openai::{FakeServer, KEY, Reply};
 use support::invariants::{assert_run_invariants, text_parts};
+use support::mapper::map_until_settled;
 use tokio::sync::mpsc;
 
 impl FakeServer {
@@ -99,17 +100,7 @@ impl Session {
         let mut frames = self.mapper.open_run(Some(user), AgentMode::Agent);
         let options = RunOptions::default();
         let run = agent.run(&mut self.conversation, &self.workspace, prompt.to_owned(), &options, control, &sender);
-        let mapper = &mut self.mapper;
-        let collect = async {
-            while let Some(event) = receiver.recv().await {
-                react(&event, control);
-                let settled = event == AgentEvent::AgentSettled;
-                frames.extend(mapper.map(event));
-                if settled {
-                    break;
-                }
-            }
-        };
+        let collect = map_until_settled(&mut receiver, &mut self.mapper, &mut frames, |event| react(event, control));
         tokio::join!(run, collect);
         frames
     }
