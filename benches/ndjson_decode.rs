@@ -22,7 +22,7 @@ fn stream() -> Vec<u8> {
             1 => ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
                 seq,
                 tool_call_id: "call_01HZX".into(),
-                path: vec![PathSegment::Key("content".into())],
+                path: vec![PathSegment::Key("content".into())].into(),
                 text: "    let value = compute(\"input\");\n".into(),
                 message_id: None,
             }),

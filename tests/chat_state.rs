@@ -116,7 +116,8 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
                         vec![PathSegment::Key("edits".into()), PathSegment::Index(0), PathSegment::Key("new".into())]
                     } else {
                         vec![PathSegment::Key("content".into())]
-                    },
+                    }
+                    .into(),
                     text: text.clone(),
                     message_id: None,
                 }),

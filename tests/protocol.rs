@@ -100,14 +100,14 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
             seq: Some(8),
             tool_call_id: "call-4".into(),
-            path: vec![PathSegment::Key("content".into())],
+            path: vec![PathSegment::Key("content".into())].into(),
             text: "fn main() {\n\t\"quoted\"".into(),
             message_id: None,
         }),
         ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
             seq: Some(9),
             tool_call_id: "call-5".into(),
-            path: vec![PathSegment::Key("todos".into()), PathSegment::Index(0), PathSegment::Key("text".into())],
+            path: vec![PathSegment::Key("todos".into()), PathSegment::Index(0), PathSegment::Key("text".into())].into(),
             text: "write".into(),
             message_id: None,
         }),

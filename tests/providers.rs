@@ -140,7 +140,7 @@ fn streamed_argument(frames: &[ChatFrame], call: &str, key: &str) -> String {
     frames
         .iter()
         .filter_map(|f| match f {
-            ChatFrame::ToolArgsDelta(d) if d.tool_call_id == call && d.path == [PathSegment::Key(key.into())] => {
+            ChatFrame::ToolArgsDelta(d) if d.tool_call_id == call && *d.path == [PathSegment::Key(key.into())] => {
                 Some(d.text.as_str())
             }
             _ => None,

@@ -179,6 +179,15 @@ impl ChatSnapshot {
         }
     }
 
+    /// The tool part with this call id, wherever it is in the transcript.
+    pub fn tool(&self, tool_call_id: &str) -> Option<&ChatToolPart> {
+        let &(message, part) = self.tool_index.get(tool_call_id)?;
+        match &self.messages[message].parts[part] {
+            ChatMessagePart::Tool(tool) => Some(tool),
+            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
+        }
+    }
+
     fn tool_mut(&mut self, tool_call_id: &str) -> Option<&mut ChatToolPart> {
         let &(message, part) = self.tool_index.get(tool_call_id)?;
         match &mut self.messages[message].parts[part] {

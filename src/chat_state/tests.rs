@@ -62,7 +62,7 @@ fn args(seq: Seq, call_id: &str, path: Vec<PathSegment>, text: &str) -> ChatFram
     ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame {
         seq: Some(seq),
         tool_call_id: call_id.into(),
-        path,
+        path: path.into(),
         text: text.into(),
         message_id: None,
     })

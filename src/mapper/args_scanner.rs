@@ -6,12 +6,12 @@
 //! content growing character by character. Structure, numbers, booleans and
 //! keys produce no output.
 
-use crate::protocol::PathSegment;
+use crate::protocol::{ArgsPath, PathSegment};
 
 /// Decoded text appended to the string at `path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgsText {
-    pub path: Vec<PathSegment>,
+    pub path: ArgsPath,
     pub text: String,
 }
 
@@ -61,6 +61,8 @@ pub struct ArgsScanner {
     open_piece: Option<usize>,
     /// Length of the fragment being fed: a piece never holds more, so its text is allocated once.
     fragment_len: usize,
+    /// The path of the string being read, built once per string rather than once per fragment.
+    current_path: Option<ArgsPath>,
 }
 
 impl Default for ArgsScanner {
@@ -74,6 +76,7 @@ impl Default for ArgsScanner {
             awaiting_value: true,
             open_piece: None,
             fragment_len: 0,
+            current_path: None,
         }
     }
 }
@@ -102,17 +105,27 @@ impl ArgsScanner {
         }
     }
 
-    fn path(&self) -> Vec<PathSegment> {
-        self.stack
-            .iter()
-            .map(|container| match container {
-                Container::Object { key } => PathSegment::Key(key.clone().unwrap_or_default()),
-                Container::Array { index } => PathSegment::Index(*index),
+    fn path(&mut self) -> ArgsPath {
+        let stack = &self.stack;
+        self.current_path
+            .get_or_insert_with(|| {
+                stack
+                    .iter()
+                    .map(|container| match container {
+                        Container::Object { key } => PathSegment::Key(key.clone().unwrap_or_default()),
+                        Container::Array { index } => PathSegment::Index(*index),
+                    })
+                    .collect::<Vec<_>>()
+                    .into()
             })
-            .collect()
+            .clone()
     }
 
     fn structure_char(&mut self, ch: char) {
+        // Every structural character may move to another value; whitespace, the common case, does not.
+        if !matches!(ch, ' ' | '\n' | '\r' | '\t') {
+            self.current_path = None;
+        }
         match ch {
             '{' => {
                 self.stack.push(Container::Object { key: None });
@@ -161,6 +174,7 @@ impl ArgsScanner {
                             if let Some(Container::Object { key }) = self.stack.last_mut() {
                                 *key = Some(std::mem::take(&mut self.key_buffer));
                             }
+                            self.current_path = None;
                         }
                         StringRole::Value => self.awaiting_value = false,
                     }
@@ -317,13 +331,13 @@ mod tests {
         let mut scanner = ArgsScanner::new();
         assert_eq!(
             scanner.feed(r#"{"path":"src/ma"#),
-            vec![ArgsText { path: vec![key("path")], text: "src/ma".into() }]
+            vec![ArgsText { path: vec![key("path")].into(), text: "src/ma".into() }]
         );
         assert_eq!(
             scanner.feed(r#"in.rs","content":"fn main() {\n"#),
             vec![
-                ArgsText { path: vec![key("path")], text: "in.rs".into() },
-                ArgsText { path: vec![key("content")], text: "fn main() {\n".into() },
+                ArgsText { path: vec![key("path")].into(), text: "in.rs".into() },
+                ArgsText { path: vec![key("content")].into(), text: "fn main() {\n".into() },
             ]
         );
         assert_eq!(scanner.feed(r#""}"#), vec![]);

@@ -46,7 +46,6 @@ struct ToolTrack {
     part_name: String,
     state: ToolState,
     index: Option<u32>,
-    input: Option<Value>,
 }
 
 #[derive(Debug, Default)]
@@ -192,8 +191,8 @@ impl EventMapper {
             AgentEvent::MessageUpdate(update) => self.message_update(update, out),
             AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
                 self.ensure_run(out);
-                let track = self.track_tool(&tool_call_id, &tool_name);
-                let unchanged = track.state == ToolState::InputAvailable && track.input.as_ref() == Some(&args);
+                let input_available = self.track_tool(&tool_call_id, &tool_name).state == ToolState::InputAvailable;
+                let unchanged = input_available && known_input(&self.snapshot, &tool_call_id) == Some(&args);
                 if !unchanged {
                     self.tool_frame(&tool_call_id, ToolState::InputAvailable, non_null(args), None, None, out);
                 }
@@ -214,16 +213,12 @@ impl EventMapper {
             }
             AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name, args, partial_result } => {
                 self.ensure_run(out);
-                let track = self.track_tool(&tool_call_id, &tool_name);
+                self.track_tool(&tool_call_id, &tool_name);
                 // Without new arguments the call keeps the ones it has.
                 let input = non_null(args);
-                let output = normalize_output(
-                    &track.part_name,
-                    input.as_ref().or(track.input.as_ref()).unwrap_or(&Value::Null),
-                    &partial_result,
-                    false,
-                    false,
-                );
+                let part_name = &self.run.as_ref().expect("a run is open here").tools[&tool_call_id].part_name;
+                let known = input.as_ref().or_else(|| known_input(&self.snapshot, &tool_call_id));
+                let output = normalize_output(part_name, known.unwrap_or(&Value::Null), &partial_result, false, false);
                 self.tool_frame(&tool_call_id, ToolState::InputAvailable, input, Some(output), None, out);
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error } => {
@@ -435,12 +430,7 @@ impl EventMapper {
         run.tool_order.push(call.id.clone());
         run.tools.insert(
             call.id.clone(),
-            ToolTrack {
-                part_name: part_name.clone(),
-                state: ToolState::InputStreaming,
-                index: Some(index),
-                input: None,
-            },
+            ToolTrack { part_name: part_name.clone(), state: ToolState::InputStreaming, index: Some(index) },
         );
         let frame =
             ToolDraftFrame { seq: None, tool_call_id: call.id.clone(), tool_name: part_name, index, message_id: None };
@@ -455,12 +445,7 @@ impl EventMapper {
             run.tool_order.push(tool_call_id.to_owned());
             run.tools.insert(
                 tool_call_id.to_owned(),
-                ToolTrack {
-                    part_name: tool_part_name(tool_name),
-                    state: ToolState::InputStreaming,
-                    index: None,
-                    input: None,
-                },
+                ToolTrack { part_name: tool_part_name(tool_name), state: ToolState::InputStreaming, index: None },
             );
         }
         &self.run_mut().tools[tool_call_id]
@@ -475,20 +460,18 @@ impl EventMapper {
         error_text: Option<String>,
         out: &mut Vec<ChatFrame>,
     ) {
-        let run = self.run_mut();
-        let Some(track) = run.tools.get_mut(tool_call_id) else {
+        let Some(track) = self.run.as_mut().and_then(|run| run.tools.get_mut(tool_call_id)) else {
             return;
         };
         track.state = state;
-        if input.is_some() {
-            track.input = input;
-        }
+        // The reducer's copy of the arguments is the only one kept: a frame without new ones repeats it.
+        let input = input.or_else(|| known_input(&self.snapshot, tool_call_id).cloned());
         let part = ChatToolPart {
             tool_name: track.part_name.clone(),
             tool_call_id: tool_call_id.to_owned(),
             state,
             index: track.index,
-            input: track.input.clone(),
+            input,
             output,
             error_text,
             extra: Map::new(),
@@ -497,9 +480,9 @@ impl EventMapper {
     }
 
     fn finish_tool(&mut self, tool_call_id: &str, result: &ToolResult, is_error: bool, out: &mut Vec<ChatFrame>) {
-        let track = &self.run_mut().tools[tool_call_id];
-        let output =
-            normalize_output(&track.part_name, track.input.as_ref().unwrap_or(&Value::Null), result, true, is_error);
+        let track = &self.run.as_ref().expect("a run is open here").tools[tool_call_id];
+        let input = known_input(&self.snapshot, tool_call_id).unwrap_or(&Value::Null);
+        let output = normalize_output(&track.part_name, input, result, true, is_error);
         let (state, error_text) = if is_error {
             // A command's output is already in `output`; its last line says why it failed ("Command aborted").
             let message = match track.part_name.as_str() {
@@ -537,12 +520,7 @@ impl EventMapper {
                 run.tool_order.push(id.clone());
                 run.tools.insert(
                     id.clone(),
-                    ToolTrack {
-                        part_name: "Question".into(),
-                        state: ToolState::InputStreaming,
-                        index: None,
-                        input: None,
-                    },
+                    ToolTrack { part_name: "Question".into(), state: ToolState::InputStreaming, index: None },
                 );
                 self.tool_frame(&id, ToolState::InputAvailable, Some(Value::Object(input)), None, None, out);
             }
@@ -681,6 +659,11 @@ fn plan_frame(mode: AgentMode, todos: Vec<PlanTodo>, pending_decision: bool) -> 
 
 fn lifecycle(name: LifecycleName, message: Option<String>) -> ChatFrame {
     ChatFrame::State(StateFrame { seq: None, state: Lifecycle { name, message } })
+}
+
+/// The arguments of a call as the run's transcript holds them.
+fn known_input<'a>(snapshot: &'a ChatSnapshot, tool_call_id: &str) -> Option<&'a Value> {
+    snapshot.tool(tool_call_id)?.input.as_ref()
 }
 
 fn non_null(value: Value) -> Option<Value> {

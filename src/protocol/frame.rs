@@ -1,5 +1,7 @@
 //! `ChatFrame`, the wire union of DESIGN.md §2: one JSON object per line, discriminated by `type`.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::message::{ChatMessage, ChatToolPart};
@@ -247,6 +249,37 @@ pub enum PathSegment {
     Key(String),
 }
 
+/// A path into a tool call's arguments. Shared: every frame that extends the same string holds the same segments,
+/// so the mapper hands out a pointer per frame instead of copying the keys.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ArgsPath(Arc<[PathSegment]>);
+
+impl std::ops::Deref for ArgsPath {
+    type Target = [PathSegment];
+
+    fn deref(&self) -> &[PathSegment] {
+        &self.0
+    }
+}
+
+impl From<Vec<PathSegment>> for ArgsPath {
+    fn from(segments: Vec<PathSegment>) -> Self {
+        ArgsPath(segments.into())
+    }
+}
+
+impl Serialize for ArgsPath {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for ArgsPath {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<PathSegment>::deserialize(deserializer).map(ArgsPath::from)
+    }
+}
+
 /// Decoded text appended to one string argument of a call still being written.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -254,7 +287,7 @@ pub struct ToolArgsDeltaFrame {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<Seq>,
     pub tool_call_id: String,
-    pub path: Vec<PathSegment>,
+    pub path: ArgsPath,
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,

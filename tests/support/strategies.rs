@@ -142,7 +142,7 @@ pub fn frame() -> impl Strategy<Value = ChatFrame> {
         ),
         (seq(), id(), vec(path_segment(), 0..3), text(), option::of(id())).prop_map(
             |(seq, tool_call_id, path, text, message_id)| {
-                ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame { seq, tool_call_id, path, text, message_id })
+                ChatFrame::ToolArgsDelta(ToolArgsDeltaFrame { seq, tool_call_id, path: path.into(), text, message_id })
             }
         ),
         (seq(), tool_part(), option::of(id())).prop_map(|(seq, part, message_id)| ChatFrame::Tool(ToolFrame {
