@@ -215,3 +215,55 @@ fn a_bad_line_ends_its_run_with_an_error_frame_and_the_next_runs_still_map() {
     let ChatFrame::Done(done) = terminals[1] else { panic!("the second run completes") };
     assert_eq!(done.message.parts, vec![ChatMessagePart::text("ok")]);
 }
+
+#[test]
+fn a_finished_tool_part_says_how_long_it_ran_from_its_start_to_its_result() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let now = Arc::new(AtomicU64::new(1_000));
+    let clock = now.clone();
+    let mut counter = 0;
+    let mut mapper = EventMapper::new(
+        "s",
+        Box::new(move || clock.load(Ordering::SeqCst)),
+        Box::new(move |kind| {
+            counter += 1;
+            format!("{kind}-{counter}")
+        }),
+    );
+    let mut map = |line: &str, at: u64| {
+        now.store(at, Ordering::SeqCst);
+        mapper.map(AgentEvent::parse(line).expect("the event parses"))
+    };
+    let tool_parts = |frames: Vec<ChatFrame>| -> Vec<ChatToolPart> {
+        frames
+            .into_iter()
+            .filter_map(|frame| match frame {
+                ChatFrame::Tool(tool) => Some(*tool.part),
+                _ => None,
+            })
+            .collect()
+    };
+    map(r#"{"type":"agent_start"}"#, 1_000);
+    let start = map(
+        r#"{"type":"tool_execution_start","toolCallId":"c1","toolName":"bash","args":{"command":"sleep 1"}}"#,
+        1_100,
+    );
+    assert_eq!(tool_parts(start)[0].duration_ms, None, "a running call has no duration yet");
+    let update = map(
+        r#"{"type":"tool_execution_update","toolCallId":"c1","toolName":"bash","args":{"command":"sleep 1"},"partialResult":{"content":[{"type":"text","text":"."}]}}"#,
+        1_600,
+    );
+    assert_eq!(tool_parts(update)[0].duration_ms, None);
+    let end = map(
+        r#"{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{"content":[{"type":"text","text":"done"}]},"isError":false}"#,
+        2_350,
+    );
+    assert_eq!(tool_parts(end)[0].duration_ms, Some(1_250));
+    map(r#"{"type":"tool_execution_start","toolCallId":"c2","toolName":"bash","args":{"command":"sleep 9"}}"#, 3_000);
+    map(r#"{"type":"agent_end","messages":[]}"#, 3_300);
+    let settled = map(r#"{"type":"agent_settled"}"#, 3_400);
+    let interrupted = tool_parts(settled);
+    assert_eq!(interrupted[0].error_text.as_deref(), Some(INTERRUPTED_TOOL_ERROR));
+    assert_eq!(interrupted[0].duration_ms, Some(400), "an interrupted call ran until its run ended");
+}

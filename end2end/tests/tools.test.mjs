@@ -214,6 +214,8 @@ describe('tool rows', () => {
     assert.equal(await page.locator('img').count(), imagesBefore, 'markup from a tool became an <img>');
     assert.equal(await page.evaluate(() => document.querySelector('[data-testid="transcript"] img')), null);
     await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'tools-rows.png'), fullPage: true });
+    const durations = await rowDurations(answer);
+    assert.ok(Object.keys(durations).length >= 5, `rows with a duration: ${JSON.stringify(durations)}`);
 
     // Reloaded from the session's history, the rows are drawn the same, still as text.
     await page.reload({ waitUntil: 'domcontentloaded' });
@@ -223,10 +225,23 @@ describe('tool rows', () => {
     assert.equal(await reloaded.locator('.tool[data-tool="Bash"] .ansi-fg-1').textContent(), `red ${XSS}`);
     assert.equal(await reloaded.locator('.tool[data-tool="Write"]').first().getAttribute('data-status'), 'done');
     assert.equal(await page.locator('img').count(), imagesBefore, 'markup from the history became an <img>');
+    // The server measured each call, so a reloaded row shows the same duration it showed live.
+    assert.deepEqual(await rowDurations(reloaded), durations);
 
     check();
   });
 });
+
+/** Each finished row's duration text, by tool call id. */
+async function rowDurations(message) {
+  return message.evaluate((node) =>
+    Object.fromEntries(
+      Array.from(node.querySelectorAll('.tool[data-tool-call-id]'))
+        .map((row) => [row.dataset.toolCallId, row.querySelector(':scope > .tool__header .tool__duration')?.textContent])
+        .filter(([, duration]) => duration !== undefined),
+    ),
+  );
+}
 
 function escape(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

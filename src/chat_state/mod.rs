@@ -333,7 +333,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
 /// Makes `target` equal to `source`, copying only the fields that differ. Every `tool` frame repeats the call's
 /// whole input, which is usually what the part already holds: comparing it costs far less than copying it.
 fn assign_tool_part(target: &mut ChatToolPart, source: &ChatToolPart) {
-    let ChatToolPart { tool_name, tool_call_id, state, index, input, output, error_text, extra } = source;
+    let ChatToolPart { tool_name, tool_call_id, state, index, input, output, error_text, duration_ms, extra } = source;
     if target.tool_name != *tool_name {
         target.tool_name.clone_from(tool_name);
     }
@@ -342,6 +342,7 @@ fn assign_tool_part(target: &mut ChatToolPart, source: &ChatToolPart) {
     }
     target.state = *state;
     target.index = *index;
+    target.duration_ms = *duration_ms;
     if target.input != *input {
         target.input.clone_from(input);
     }

@@ -46,6 +46,8 @@ struct ToolTrack {
     part_name: String,
     state: ToolState,
     index: Option<u32>,
+    /// When the call began to execute (or its question was asked): the start of its `durationMs`.
+    started_at: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -192,6 +194,10 @@ impl EventMapper {
             AgentEvent::ToolExecutionStart { tool_call_id, tool_name, args } => {
                 self.ensure_run(out);
                 let input_available = self.track_tool(&tool_call_id, &tool_name).state == ToolState::InputAvailable;
+                let now = (self.clock)();
+                if let Some(track) = self.run_mut().tools.get_mut(&tool_call_id) {
+                    track.started_at.get_or_insert(now);
+                }
                 let unchanged = input_available && known_input(&self.snapshot, &tool_call_id) == Some(&args);
                 if !unchanged {
                     self.tool_frame(&tool_call_id, ToolState::InputAvailable, non_null(args), None, None, out);
@@ -430,7 +436,12 @@ impl EventMapper {
         run.tool_order.push(call.id.clone());
         run.tools.insert(
             call.id.clone(),
-            ToolTrack { part_name: part_name.clone(), state: ToolState::InputStreaming, index: Some(index) },
+            ToolTrack {
+                part_name: part_name.clone(),
+                state: ToolState::InputStreaming,
+                index: Some(index),
+                started_at: None,
+            },
         );
         let frame =
             ToolDraftFrame { seq: None, tool_call_id: call.id.clone(), tool_name: part_name, index, message_id: None };
@@ -445,7 +456,12 @@ impl EventMapper {
             run.tool_order.push(tool_call_id.to_owned());
             run.tools.insert(
                 tool_call_id.to_owned(),
-                ToolTrack { part_name: tool_part_name(tool_name), state: ToolState::InputStreaming, index: None },
+                ToolTrack {
+                    part_name: tool_part_name(tool_name),
+                    state: ToolState::InputStreaming,
+                    index: None,
+                    started_at: None,
+                },
             );
         }
         &self.run_mut().tools[tool_call_id]
@@ -464,6 +480,15 @@ impl EventMapper {
             return;
         };
         track.state = state;
+        let duration_ms = match state {
+            ToolState::OutputAvailable | ToolState::OutputError => {
+                track.started_at.map(|started_at| (self.clock)().saturating_sub(started_at))
+            }
+            ToolState::InputStreaming
+            | ToolState::InputAvailable
+            | ToolState::ApprovalRequested
+            | ToolState::OutputDenied => None,
+        };
         // The reducer's copy of the arguments is the only one kept: a frame without new ones repeats it.
         let input = input.or_else(|| known_input(&self.snapshot, tool_call_id).cloned());
         let part = ChatToolPart {
@@ -474,6 +499,7 @@ impl EventMapper {
             input,
             output,
             error_text,
+            duration_ms,
             extra: Map::new(),
         };
         self.emit(ChatFrame::Tool(ToolFrame { seq: None, part: Box::new(part), message_id: None }), out);
@@ -516,11 +542,17 @@ impl EventMapper {
                 let mut input = request.fields;
                 input.shift_remove("type");
                 input.shift_remove("id");
+                let asked_at = (self.clock)();
                 let run = self.run_mut();
                 run.tool_order.push(id.clone());
                 run.tools.insert(
                     id.clone(),
-                    ToolTrack { part_name: "Question".into(), state: ToolState::InputStreaming, index: None },
+                    ToolTrack {
+                        part_name: "Question".into(),
+                        state: ToolState::InputStreaming,
+                        index: None,
+                        started_at: Some(asked_at),
+                    },
                 );
                 self.tool_frame(&id, ToolState::InputAvailable, Some(Value::Object(input)), None, None, out);
             }

@@ -198,6 +198,10 @@ fn tool_part(out: &mut Vec<u8>, part: &ChatToolPart) {
         value(out, output);
     }
     optional_str(out, b",\"errorText\":", &part.error_text);
+    if let Some(duration_ms) = part.duration_ms {
+        out.extend_from_slice(b",\"durationMs\":");
+        number(out, duration_ms);
+    }
     for (key, extra) in &part.extra {
         if !ChatToolPart::is_field(key) && !extra.is_null() {
             out.push(b',');

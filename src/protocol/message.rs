@@ -151,6 +151,9 @@ pub struct ChatToolPart {
     pub input: Option<Value>,
     pub output: Option<Value>,
     pub error_text: Option<String>,
+    /// How long the call ran, from the start of its execution (or of its question) to its result, as the server
+    /// measured it; absent while it runs and for a call that never started (denied, or ended while drafting).
+    pub duration_ms: Option<u64>,
     /// Fields this version does not model, kept so that nothing a runtime sent is lost.
     pub extra: Map<String, Value>,
 }
@@ -171,6 +174,7 @@ impl ChatToolPart {
             input: None,
             output: None,
             error_text: None,
+            duration_ms: None,
             extra: Map::new(),
         }
     }
@@ -186,7 +190,7 @@ impl ChatToolPart {
     }
 }
 
-const TOOL_FIELDS: [&str; 7] = ["type", "toolCallId", "state", "index", "input", "output", "errorText"];
+const TOOL_FIELDS: [&str; 8] = ["type", "toolCallId", "state", "index", "input", "output", "errorText", "durationMs"];
 
 impl Serialize for ChatToolPart {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -206,6 +210,9 @@ impl Serialize for ChatToolPart {
         }
         if let Some(error_text) = &self.error_text {
             map.serialize_entry("errorText", error_text)?;
+        }
+        if let Some(duration_ms) = self.duration_ms {
+            map.serialize_entry("durationMs", &duration_ms)?;
         }
         for (key, value) in &self.extra {
             if !ChatToolPart::is_field(key) && !value.is_null() {
@@ -247,6 +254,10 @@ fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, Strin
         }
         None => None,
     };
+    let duration_ms = match take_optional(&mut map, "durationMs") {
+        Some(value) => Some(serde_json::from_value::<u64>(value).map_err(|e| format!("field `durationMs`: {e}"))?),
+        None => None,
+    };
     Ok(ChatToolPart {
         tool_name: tool_name.to_owned(),
         tool_call_id,
@@ -255,6 +266,7 @@ fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, Strin
         input: take_optional(&mut map, "input"),
         output: take_optional(&mut map, "output"),
         error_text,
+        duration_ms,
         extra: map,
     })
 }

@@ -44,7 +44,7 @@ pub fn tool_state() -> impl Strategy<Value = ToolState> {
 }
 
 pub fn tool_part() -> impl Strategy<Value = ChatToolPart> {
-    let reserved = ["type", "toolCallId", "state", "index", "input", "output", "errorText"];
+    let reserved = ["type", "toolCallId", "state", "index", "input", "output", "errorText", "durationMs"];
     (
         prop_oneof!["[A-Z][A-Za-z]{0,10}", "mcp__[a-z]{1,6}__[a-z_]{1,8}"],
         id(),
@@ -53,17 +53,21 @@ pub fn tool_part() -> impl Strategy<Value = ChatToolPart> {
         option::of(json_object()),
         option::of(json_object()),
         option::of(text()),
+        option::of(any::<u64>()),
         vec(("x[a-zA-Z]{1,8}", json_value().prop_filter("extra fields are never null", |v| !v.is_null())), 0..3),
     )
-        .prop_map(move |(name, call_id, state, index, input, output, error_text, extra)| ChatToolPart {
-            tool_name: name,
-            tool_call_id: call_id,
-            state,
-            index,
-            input,
-            output,
-            error_text,
-            extra: extra.into_iter().filter(|(k, _)| !reserved.contains(&k.as_str())).collect(),
+        .prop_map(move |(name, call_id, state, index, input, output, error_text, duration_ms, extra)| {
+            ChatToolPart {
+                tool_name: name,
+                tool_call_id: call_id,
+                state,
+                index,
+                input,
+                output,
+                error_text,
+                duration_ms,
+                extra: extra.into_iter().filter(|(k, _)| !reserved.contains(&k.as_str())).collect(),
+            }
         })
 }
 

@@ -88,24 +88,16 @@ impl RowStatus {
             RowStatus::Interrupted => "interrupted",
         }
     }
-
-    fn is_final(self) -> bool {
-        match self {
-            RowStatus::Done | RowStatus::Failed | RowStatus::Denied | RowStatus::Interrupted => true,
-            RowStatus::Drafting | RowStatus::Running | RowStatus::AwaitingApproval => false,
-        }
-    }
 }
 
 /// `850 ms`, `1.2 s`, `2 min 05 s`.
-pub fn format_duration(ms: f64) -> String {
-    let ms = ms.max(0.0);
-    if ms < 1000.0 {
-        format!("{} ms", ms.round() as u64)
-    } else if ms < 60_000.0 {
-        format!("{:.1} s", ms / 1000.0)
+pub fn format_duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
     } else {
-        let secs = (ms / 1000.0).round() as u64;
+        let secs = (ms + 500) / 1000;
         format!("{} min {:02} s", secs / 60, secs % 60)
     }
 }
@@ -183,17 +175,6 @@ pub(crate) fn output_field<'a>(part: &'a ChatToolPart, key: &str) -> Option<&'a 
     part.output.as_ref()?.get(key)
 }
 
-#[cfg(feature = "hydrate")]
-fn now_ms() -> Option<f64> {
-    Some(js_sys::Date::now())
-}
-
-/// The server draws no live rows, so it never times one.
-#[cfg(not(feature = "hydrate"))]
-fn now_ms() -> Option<f64> {
-    None
-}
-
 /// One tool call of a message. The row's root keeps `tool tool--<state>` for styling and tests.
 #[component]
 pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
@@ -229,7 +210,7 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch)
         let run_active = actions.is_none_or(|actions| actions.busy());
         part.with(|part| RowStatus::of(part.state, part.error_text.as_deref(), run_active))
     });
-    let duration = timing(part, status);
+    let duration = Memo::new(move |_| part.with(|part| part.duration_ms));
     let title = match &dispatch {
         Dispatch::Mcp { server, tool } => view! {
             <span class="tool__name">{tool.clone()}</span>
@@ -268,32 +249,6 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch)
             {move || error.get().map(|text| view! { <p class="tool__error">{text}</p> })}
         </div>
     }
-}
-
-/// How long the call ran, measured by this page: from when its arguments were complete (the last one that arrived,
-/// or when it was first seen running) to when it ended. A row that was already finished when the page loaded has no
-/// duration (see docs/decisions.md, "Tool rows").
-fn timing(part: ReadSignal<ChatToolPart>, status: Memo<RowStatus>) -> ReadSignal<Option<f64>> {
-    let started = StoredValue::new(None::<f64>);
-    let last_draft = StoredValue::new(None::<f64>);
-    let duration = RwSignal::new(None::<f64>);
-    Effect::new(move |_| {
-        let status = status.get();
-        if status.is_final() {
-            let start = started.get_value().or(last_draft.get_value());
-            if let (Some(start), Some(now), None) = (start, now_ms(), duration.get_untracked()) {
-                duration.set(Some(now - start));
-            }
-        } else if status == RowStatus::Drafting {
-            // A quick call can go from drafting to done within one batch of frames: its last argument delta is
-            // then the best known start.
-            part.track();
-            last_draft.set_value(now_ms());
-        } else if started.get_value().is_none() {
-            started.set_value(now_ms());
-        }
-    });
-    duration.read_only()
 }
 
 fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch) -> AnyView {
@@ -412,10 +367,10 @@ mod tests {
 
     #[test]
     fn durations_read_naturally() {
-        assert_eq!(format_duration(0.4), "0 ms");
-        assert_eq!(format_duration(850.0), "850 ms");
-        assert_eq!(format_duration(1234.0), "1.2 s");
-        assert_eq!(format_duration(125_000.0), "2 min 05 s");
+        assert_eq!(format_duration(0), "0 ms");
+        assert_eq!(format_duration(850), "850 ms");
+        assert_eq!(format_duration(1234), "1.2 s");
+        assert_eq!(format_duration(125_000), "2 min 05 s");
     }
 
     #[test]
