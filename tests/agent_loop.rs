@@ -13,7 +13,7 @@ use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation,
 use chatwire::runtime::event::AgentEvent;
 use chatwire::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
-use chatwire::runtime::tools::{CancellationToken, Workspace};
+use chatwire::runtime::tools::{CancellationToken, OptionalTools, SearchBackend, Workspace, find_python3};
 use serde_json::json;
 use support::invariants::{assert_no_null_fields, assert_run_invariants, text_parts};
 use support::mapper::map_until_settled;
@@ -105,7 +105,13 @@ fn tool_parts(frames: &[ChatFrame]) -> Vec<ChatToolPart> {
 async fn the_demo_script_runs_every_tool_and_ends_with_a_markdown_answer() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = Workspace::new(dir.path()).unwrap();
-    let agent = agent(instant(Script::demo()));
+    let (python, _) = find_python3().expect("python3 on PATH (./x installs it)");
+    let config = AgentConfig {
+        retry_base_delay: Duration::from_millis(5),
+        optional_tools: OptionalTools { python: Some(python), web_search: None },
+        ..AgentConfig::default()
+    };
+    let agent = Agent::new(Arc::new(ScriptedProvider::new(instant(Script::demo()))), config);
     let control = RunControl::default();
     let frames = run_prompt(&agent, &workspace, "Show me what you can do", &control, |event, control, _| {
         if let AgentEvent::ToolExecutionStart { tool_call_id, tool_name, .. } = event
@@ -147,10 +153,18 @@ async fn the_demo_script_runs_every_tool_and_ends_with_a_markdown_answer() {
         assert!(kinds.contains(kind), "the demo sent no {kind} frame");
     }
     let tools = tool_parts(&frames);
-    for name in ["TodoWrite", "Ls", "Bash", "Write", "Edit", "Read", "Grep", "Glob", "Question", "Chart", "Task"] {
+    for name in
+        ["TodoWrite", "Ls", "Bash", "IPython", "Write", "Edit", "Read", "Grep", "Glob", "Question", "Chart", "Task"]
+    {
         let part = tools.iter().find(|t| t.tool_name == name).unwrap_or_else(|| panic!("no {name} part"));
         assert_eq!(part.state, ToolState::OutputAvailable, "{name}: {:?}", part.error_text);
     }
+    let ipython = tools.iter().find(|t| t.tool_name == "IPython").unwrap();
+    let output = ipython.output.as_ref().unwrap();
+    assert_eq!(output["exitCode"], 0);
+    let printed = output["output"].as_str().unwrap();
+    assert!(printed.starts_with("plan         1  running total 1\n"), "{printed}");
+    assert!(printed.ends_with("search       2  running total 10\n'10 calls in 5 steps'\n"), "{printed}");
     let chart = tools.iter().find(|t| t.tool_name == "Chart").unwrap();
     chatwire::chart::Chart::parse(&chart.output.as_ref().unwrap()["chart"]).expect("the demo's chart is drawable");
     let task = tools.iter().find(|t| t.tool_name == "Task").unwrap();
@@ -786,4 +800,80 @@ async fn a_sub_agents_calls_nest_under_its_task_and_wait_for_approval_like_the_a
     assert_eq!(std::fs::read_to_string(dir.path().join("note.txt")).unwrap(), "hi");
     let Some(ChatFrame::Done(done)) = frames.last() else { unreachable!() };
     assert_eq!(text_parts(&done.message), ["Delegating.", "Done."], "the sub-agent's text is only its report");
+}
+
+/// The optional tools with a python3 from PATH and a search backend nobody listens on.
+fn optional_tools() -> OptionalTools {
+    let (python, _) = find_python3().expect("python3 on PATH (./x installs it)");
+    let unused = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let web_search = Some(SearchBackend::new(&format!("http://{unused}/search")).unwrap());
+    OptionalTools { python: Some(python), web_search }
+}
+
+#[tokio::test]
+async fn optional_tools_are_offered_by_mode_web_search_in_plan_mode_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let provider = Arc::new(Recorder::new(vec![says("Planned."), says("Done.")]));
+    let config = AgentConfig { optional_tools: optional_tools(), ..AgentConfig::default() };
+    let agent = Agent::new(provider.clone(), config);
+    let mut session = Session::new();
+    session.plan(&agent, &workspace, "Find out").await;
+    assert_eq!(
+        provider.tool_names(0),
+        ["read", "grep", "glob", "ls", "web_search", "todo_write", "question", "chart", "task"],
+        "ipython runs code, so plan mode leaves it out"
+    );
+    session.run(&agent, &workspace, "Do it", &RunOptions::default(), &RunControl::default(), |_, _, _| {}).await;
+    assert_eq!(
+        provider.tool_names(1),
+        [
+            "bash",
+            "read",
+            "write",
+            "edit",
+            "grep",
+            "glob",
+            "ls",
+            "ipython",
+            "web_search",
+            "todo_write",
+            "question",
+            "chart",
+            "task"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn under_writes_ipython_waits_for_approval_and_web_search_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let config =
+        AgentConfig { approval: ApprovalPolicy::Writes, optional_tools: optional_tools(), ..AgentConfig::default() };
+    let agent = Agent::new(
+        Arc::new(ScriptedProvider::new(script(
+            r#"{"turns":[{"text":"Both.","toolCalls":[
+                {"name":"ipython","arguments":{"code":"print(6 * 7)"}},
+                {"name":"web_search","arguments":{"query":"rust"}}]},{"text":"Finished."}]}"#,
+        ))),
+        config,
+    );
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let record = asked.clone();
+    let frames = run_prompt(&agent, &workspace, "go", &RunControl::default(), move |event, control, _| {
+        if let AgentEvent::ToolApprovalRequest { tool_call_id, tool_name, .. } = event {
+            record.lock().unwrap().push(tool_name.clone());
+            assert!(control.decide(tool_call_id, true));
+        }
+    })
+    .await;
+    assert_run_invariants("optional tools", &frames);
+    assert_eq!(*asked.lock().unwrap(), ["ipython"]);
+    let tools = tool_parts(&frames);
+    let ipython = tools.iter().find(|t| t.tool_name == "IPython").unwrap();
+    assert_eq!(ipython.output, Some(json!({"output": "42\n", "exitCode": 0})));
+    let search = tools.iter().find(|t| t.tool_name == "WebSearch").unwrap();
+    assert_eq!(search.state, ToolState::OutputError, "nobody listens at the backend's address");
+    assert!(search.error_text.as_deref().unwrap().starts_with("the search backend could not be reached"));
 }

@@ -1,7 +1,8 @@
 // A walk through the bundled demo in Chromium with approvals on (`--approve writes`), as a user would take it:
-// approve the commands and file changes, deny the optional edit, answer the question; then check what each row shows
-// (approval cards with the command, the diff and the file, the denied call, the answered question, the chart's SVG,
-// the task group with the sub-agent's rows) and save a screenshot per renderer in end2end/artifacts/.
+// approve the commands, the Python code and the file changes, deny the optional edit, answer the question; then check
+// what each row shows (approval cards with the command, the code, the diff and the file, the denied call, the
+// answered question, the Python output, the chart's SVG, the task group with the sub-agent's rows) and save a
+// screenshot per renderer in end2end/artifacts/. (WebSearch needs a search backend: websearch.test.mjs.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -81,6 +82,11 @@ describe('demo walkthrough with approvals', () => {
         assert.match(await card.locator('.approval__command').innerText(), /^\$ (echo "hello from|python3 hello\.py)/);
         if (!shot.has('bash')) await screenshot(card, 'approval-bash');
         shot.add('bash');
+      } else if (name === 'IPython') {
+        const code = await card.locator('.approval__code').innerText();
+        assert.match(code, /^calls = \{"plan": 1, "look around": 2/);
+        assert.match(code, /f"\{total\} calls in \{len\(calls\)\} steps"/);
+        await screenshot(card, 'approval-ipython');
       } else if (name === 'Write') {
         assert.equal(await card.locator('.approval__path').innerText(), 'hello.py');
         const content = await card.locator('.approval__content').innerText();
@@ -97,7 +103,7 @@ describe('demo walkthrough with approvals', () => {
         assert.deepEqual(await lines(card, 'added'), ['["world", "chatwire", "you"]']);
         await screenshot(card, 'approval-edit');
       } else {
-        assert.fail(`under --approve writes only bash, write and edit wait, but ${name} did: ${text}`);
+        assert.fail(`under --approve writes only bash, ipython, write and edit wait, but ${name} did: ${text}`);
       }
       await card.getByRole('button', { name: decision }).click();
       (decision === 'Approve' ? approved : denied).push({ id, name });
@@ -114,8 +120,8 @@ describe('demo walkthrough with approvals', () => {
     assert.ok(answered, 'the demo asked no question');
     assert.deepEqual(
       approved.map((call) => call.name),
-      ['Bash', 'Write', 'Edit', 'Bash'],
-      'the commands and file changes that waited, in order',
+      ['Bash', 'Write', 'Edit', 'Bash', 'IPython'],
+      'the commands, code and file changes that waited, in order',
     );
     assert.deepEqual(denied.map((call) => call.name), ['Edit']);
 
@@ -170,7 +176,7 @@ describe('demo walkthrough with approvals', () => {
 
     // Every other renderer shows what its call did.
     const topRow = (name) => answer.locator(`:scope > .tool[data-tool="${name}"]`);
-    for (const name of ['Ls', 'Read', 'Grep', 'Glob', 'TodoWrite', 'Bash', 'Write', 'Edit']) {
+    for (const name of ['Ls', 'Read', 'Grep', 'Glob', 'TodoWrite', 'Bash', 'IPython', 'Write', 'Edit']) {
       const first = topRow(name).first();
       assert.equal(await first.getAttribute('data-status'), 'done', `${name} did not finish`);
       await screenshot(first, `row-${name.toLowerCase()}`);
@@ -180,6 +186,22 @@ describe('demo walkthrough with approvals', () => {
     assert.match(await bash.locator('.tool-output').innerText(), /hello from .*\nstep 1\nstep 2\nstep 3\ngreen and bold/s);
     assert.equal(await bash.locator('.tool-output .ansi-fg-2').textContent(), 'green', 'ANSI green is a coloured span');
     assert.equal(await bash.locator('.tool-bash__exit').textContent(), 'exit 0');
+    const ipython = topRow('IPython').first();
+    const code = await ipython.locator('.tool-bash__command').innerText();
+    assert.match(code, /^In: calls = \{"plan": 1, "look around": 2, "write": 2, "change": 3, "search": 2\}\ntotal = 0\n/);
+    assert.match(code, /\n    print\(f"\{step:<12\} \{n\}  running total \{total\}"\)\n/);
+    assert.equal(
+      (await ipython.locator('.tool-output').innerText()).trimEnd(),
+      [
+        'plan         1  running total 1',
+        'look around  2  running total 3',
+        'write        2  running total 5',
+        'change       3  running total 8',
+        'search       2  running total 10',
+        "'10 calls in 5 steps'",
+      ].join('\n'),
+    );
+    assert.equal(await ipython.locator('.tool-bash__exit').textContent(), 'exit 0');
     const write = topRow('Write').first();
     assert.equal(await write.locator('.tool-lines__text').first().textContent(), '"""A tiny greeter, written by the chatwire demo."""');
     const edit = topRow('Edit').first();

@@ -512,7 +512,9 @@ impl EventMapper {
         let (state, error_text) = if is_error {
             // A command's output is already in `output`; its last line says why it failed ("Command aborted").
             let message = match track.part_name.as_str() {
-                "Bash" => result.text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or_default(),
+                "Bash" | "IPython" => {
+                    result.text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or_default()
+                }
                 _ => result.text.as_str(),
             }
             .trim();

@@ -45,7 +45,8 @@ const EXIT_CODE_PREFIX: &str = "Command exited with code ";
 pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, finished: bool, is_error: bool) -> Value {
     let details = result.details.as_ref();
     match part_name {
-        "Bash" => {
+        // Our `ipython` tool runs like bash and reports like it: output, exit code, truncation.
+        "Bash" | "IPython" => {
             let mut output = result.text.clone();
             let mut exit_code = None;
             if let Some(at) = output.rfind(EXIT_CODE_PREFIX)
@@ -97,21 +98,34 @@ pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, fini
             json!({ "todos": todos })
         }
         "Question" => json!({ "answer": result.text }),
-        _ => {
-            let mut map = Map::new();
-            map.insert("text".into(), Value::String(result.text.clone()));
-            // A chart in the details (our `chart` tool, or any runtime's) is lifted to `output.chart`, where the UI
-            // draws it; the rest of the details stay as they were.
-            let mut details = details.cloned();
-            if let Some(chart) = details.as_mut().and_then(Value::as_object_mut).and_then(|d| d.remove("chart")) {
-                map.insert("chart".into(), chart);
-            }
-            if let Some(details) = details.filter(|d| d.as_object().is_none_or(|d| !d.is_empty())) {
-                map.insert("details".into(), details);
-            }
-            Value::Object(map)
-        }
+        "WebSearch" => web_search_output(args, result).unwrap_or_else(|| generic_output(result)),
+        _ => generic_output(result),
     }
+}
+
+/// `{ query, results: [{ title, url, snippet }] }` from our `web_search` tool's details; `None` for a result of
+/// another shape (another runtime's web search), which keeps the generic view.
+fn web_search_output(args: &Value, result: &ToolResult) -> Option<Value> {
+    let details = result.details.as_ref()?;
+    let results = details.get("results")?.as_array()?;
+    let query = details.get("query").or_else(|| args.get("query")).and_then(Value::as_str).unwrap_or_default();
+    Some(json!({ "query": query, "results": results }))
+}
+
+/// The result's text, its chart lifted to `output.chart`, and any other details as they are.
+fn generic_output(result: &ToolResult) -> Value {
+    let mut map = Map::new();
+    map.insert("text".into(), Value::String(result.text.clone()));
+    // A chart in the details (our `chart` tool, or any runtime's) is lifted to `output.chart`, where the UI
+    // draws it; the rest of the details stay as they were.
+    let mut details = result.details.clone();
+    if let Some(chart) = details.as_mut().and_then(Value::as_object_mut).and_then(|d| d.remove("chart")) {
+        map.insert("chart".into(), chart);
+    }
+    if let Some(details) = details.filter(|d| d.as_object().is_none_or(|d| !d.is_empty())) {
+        map.insert("details".into(), details);
+    }
+    Value::Object(map)
 }
 
 fn insert_truncation(map: &mut Map<String, Value>, details: Option<&Value>) {
@@ -166,5 +180,32 @@ mod tests {
         assert_eq!(output, json!({"output": "boom", "exitCode": 2}));
         let ok = ToolResult { text: "hi\n".into(), details: None };
         assert_eq!(normalize_output("Bash", &Value::Null, &ok, true, false), json!({"output": "hi\n", "exitCode": 0}));
+    }
+
+    #[test]
+    fn ipython_reports_like_bash() {
+        let result =
+            ToolResult { text: "Traceback …\nZeroDivisionError\n\nCommand exited with code 1".into(), details: None };
+        let output = normalize_output("IPython", &Value::Null, &result, true, true);
+        assert_eq!(output, json!({"output": "Traceback …\nZeroDivisionError", "exitCode": 1}));
+        let details =
+            json!({"truncation": {"totalBytes": 9000, "shownBytes": 10}, "fullOutputPath": ".chatwire/python-1.log"});
+        let long = ToolResult { text: "tail\n".into(), details: Some(details) };
+        assert_eq!(
+            normalize_output("IPython", &Value::Null, &long, true, false),
+            json!({"output": "tail\n", "exitCode": 0, "truncated": true, "totalBytes": 9000,
+                "fullOutputPath": ".chatwire/python-1.log"})
+        );
+    }
+
+    #[test]
+    fn web_search_results_come_from_the_details() {
+        let results = json!([{"title": "Rust", "url": "https://www.rust-lang.org/", "snippet": "A language"}]);
+        let result = ToolResult { text: "1. Rust".into(), details: Some(json!({"query": "rust", "results": results})) };
+        let output = normalize_output("WebSearch", &json!({"query": "ignored"}), &result, true, false);
+        assert_eq!(output, json!({"query": "rust", "results": results}));
+        let other = ToolResult { text: "some runtime's own text".into(), details: None };
+        let output = normalize_output("WebSearch", &json!({"query": "rust"}), &other, true, false);
+        assert_eq!(output, json!({"text": "some runtime's own text"}), "another shape keeps the generic view");
     }
 }

@@ -17,7 +17,9 @@ use super::event::{
 use super::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent, ToolSpec,
 };
-use super::tools::{Tool, ToolContext, ToolLimits, ToolOutput, Workspace, builtin_tools};
+use super::tools::{
+    OptionalTools, Tool, ToolContext, ToolLimits, ToolOutput, Workspace, builtin_tools, optional_tools,
+};
 use crate::protocol::{AgentMode, CompactionReason, PlanAction};
 
 const SYSTEM_PROMPT: &str = "You are a coding agent working in the user's workspace directory. \
@@ -89,6 +91,8 @@ pub struct AgentConfig {
     pub tool_limits: ToolLimits,
     /// Which tool calls wait for the user's approval before they run.
     pub approval: ApprovalPolicy,
+    /// The tools offered besides the built-in ones when python3 or a search backend is there.
+    pub optional_tools: OptionalTools,
 }
 
 /// Which tool calls wait for the user's approval (`--approve`).
@@ -160,6 +164,7 @@ impl Default for AgentConfig {
             keep_recent_tokens: 20_000,
             tool_limits: ToolLimits::default(),
             approval: ApprovalPolicy::Never,
+            optional_tools: OptionalTools::default(),
         }
     }
 }
@@ -375,7 +380,8 @@ impl Emitter<'_> {
 
 impl Agent {
     pub fn new(provider: Arc<dyn Provider>, config: AgentConfig) -> Self {
-        let tools = builtin_tools(config.tool_limits.clone());
+        let mut tools = builtin_tools(config.tool_limits.clone());
+        tools.extend(optional_tools(&config.tool_limits, &config.optional_tools));
         Agent { provider, tools, config }
     }
 

@@ -271,7 +271,20 @@ mod tests {
         assert!(last.tool_calls.is_empty() && last.text.contains("```") && last.text.contains('|'));
         let names: std::collections::BTreeSet<&str> =
             demo.turns.iter().flat_map(|t| &t.tool_calls).map(|c| c.name.as_str()).collect();
-        for tool in ["bash", "read", "write", "edit", "grep", "glob", "ls", "todo_write", "question", "chart", "task"] {
+        for tool in [
+            "bash",
+            "ipython",
+            "read",
+            "write",
+            "edit",
+            "grep",
+            "glob",
+            "ls",
+            "todo_write",
+            "question",
+            "chart",
+            "task",
+        ] {
             assert!(names.contains(tool), "the demo never calls {tool}");
         }
         assert!(demo.turns.iter().any(|t| t.fail.is_some()), "the demo has no injected failure");

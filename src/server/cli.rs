@@ -112,6 +112,10 @@ pub struct ServeArgs {
     /// Most lines one read call returns.
     #[arg(long, env = "CHATWIRE_MAX_READ_LINES", default_value_t = 2000)]
     pub max_read_lines: usize,
+    /// A SearXNG-compatible search API (`GET <url>?q=…&format=json`) for the agent's `web_search` tool, e.g.
+    /// http://127.0.0.1:8888/search; without it (or `[search] url` in --config) the tool is not offered.
+    #[arg(long, env = "CHATWIRE_SEARCH_URL")]
+    pub search_url: Option<String>,
     /// Which tool calls wait for the user's approval in the browser [default: never on a loopback address, writes
     /// otherwise].
     #[arg(long, env = "CHATWIRE_APPROVE", value_enum)]
@@ -122,7 +126,7 @@ pub struct ServeArgs {
 pub enum Approve {
     /// Every tool call runs at once.
     Never,
-    /// Commands and file changes (bash, write, edit) wait for approval.
+    /// Commands, code and file changes (bash, ipython, write, edit) wait for approval.
     Writes,
     /// Every workspace tool call waits, reading ones too (`all` is accepted as an alias).
     #[value(alias = "all")]
@@ -206,6 +210,7 @@ impl ServeArgs {
             bash_timeout_secs: self.bash_timeout_secs,
             max_tool_output_bytes: self.max_tool_output_bytes,
             max_read_lines: self.max_read_lines,
+            search_url: self.search_url.or(before.search_url),
         }
     }
 

@@ -15,6 +15,7 @@ use crate::runtime::providers::anthropic::AnthropicProvider;
 use crate::runtime::providers::openai::OpenAiProvider;
 use crate::runtime::providers::{ApiKey, Endpoint, http_client};
 use crate::runtime::scripted::{Script, ScriptError, ScriptedProvider};
+use crate::runtime::tools::{OptionalTools, SearchBackend, find_python3};
 
 const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -28,6 +29,16 @@ pub struct ConfigFile {
     pub default: Option<String>,
     #[serde(default, rename = "model")]
     pub models: Vec<ModelConfig>,
+    /// The backend of the `web_search` tool.
+    pub search: Option<SearchConfig>,
+}
+
+/// The `[search]` table of the file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// A SearXNG-compatible JSON search API; `--search-url` wins over it.
+    pub url: String,
 }
 
 /// One `[[model]]` of the file, or the model the flags describe.
@@ -59,6 +70,8 @@ pub enum ConfigError {
     KeyMissing(String),
     #[error("the default model {0:?} is not among the configured ones: {1}")]
     UnknownDefault(String, String),
+    #[error("the search URL is not usable: {0}")]
+    SearchUrl(String),
     #[error(transparent)]
     Script(#[from] ScriptError),
     #[error(transparent)]
@@ -84,9 +97,11 @@ pub fn catalog(
     addr: SocketAddr,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ModelCatalog, ConfigError> {
+    let mut search_url = args.search_url.clone();
     let (models, default) = match &args.config {
         Some(path) => {
             let file = ConfigFile::load(path)?;
+            search_url = search_url.or(file.search.map(|search| search.url));
             (file.models, args.model.clone().or(file.default))
         }
         None => {
@@ -103,10 +118,11 @@ pub fn catalog(
             (vec![flags], None)
         }
     };
+    let optional = optional_tools(search_url.as_deref(), find_python3)?;
     let client = http_client();
     let mut entries = models
         .iter()
-        .map(|model| entry(model, args, addr, &client, env))
+        .map(|model| entry(model, args, addr, &optional, &client, env))
         .collect::<Result<Vec<ModelEntry>, ConfigError>>()?;
     if let Some(default) = default {
         let at = entries.iter().position(|entry| entry.name == default).ok_or_else(|| {
@@ -119,10 +135,35 @@ pub fn catalog(
     Ok(ModelCatalog::new(entries)?)
 }
 
+/// The optional tools this server offers, checked once at startup and logged: `ipython` when `find_python` finds a
+/// python3, `web_search` when a search URL is configured.
+fn optional_tools(
+    search_url: Option<&str>,
+    find_python: impl FnOnce() -> Option<(PathBuf, String)>,
+) -> Result<OptionalTools, ConfigError> {
+    let web_search = search_url.map(SearchBackend::new).transpose().map_err(ConfigError::SearchUrl)?;
+    match &web_search {
+        Some(backend) => tracing::info!(url = backend.url(), "web_search tool offered"),
+        None => tracing::info!("web_search tool not offered: no --search-url"),
+    }
+    let python = match find_python() {
+        Some((path, version)) => {
+            tracing::info!(python = %path.display(), version = %version, "ipython tool offered");
+            Some(path)
+        }
+        None => {
+            tracing::info!("ipython tool not offered: no python3 on PATH");
+            None
+        }
+    };
+    Ok(OptionalTools { python, web_search })
+}
+
 fn entry(
     config: &ModelConfig,
     args: &ServeArgs,
     addr: SocketAddr,
+    optional: &OptionalTools,
     client: &reqwest::Client,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ModelEntry, ConfigError> {
@@ -161,6 +202,7 @@ fn entry(
         compaction_threshold: args.compaction_threshold.clamp(0.1, 1.0),
         tool_limits: args.tool_limits(),
         approval: args.approval_for(addr),
+        optional_tools: optional.clone(),
         ..AgentConfig::default()
     };
     let name = config.name.clone().unwrap_or_else(|| match config.provider {
@@ -280,8 +322,46 @@ provider = "scripted"
         assert!(models.pick(Some("gpt")).is_none());
         let args = serve_args(&["--config", path.to_str().unwrap(), "--model", "nope"]);
         assert!(matches!(catalog(&args, LOOPBACK, &env), Err(ConfigError::UnknownDefault(..))));
+        assert_eq!(models.default_entry().agent.config().optional_tools.web_search, None, "no [search], no tool");
         std::fs::write(&path, "[[model]]\nprovider = \"openai\"\nmodle = \"x\"\n").unwrap();
         let error = catalog(&serve_args(&["--config", path.to_str().unwrap()]), LOOPBACK, &env).err().unwrap();
         assert!(error.to_string().contains("unknown field `modle`"), "{error}");
+    }
+
+    #[test]
+    fn the_search_url_comes_from_the_flag_or_the_config_file() {
+        let search = |args: &ServeArgs| {
+            let catalog = catalog(args, LOOPBACK, &no_env).unwrap();
+            catalog.default_entry().agent.config().optional_tools.web_search.as_ref().map(|b| b.url().to_owned())
+        };
+        assert_eq!(search(&serve_args(&[])), None);
+        assert_eq!(
+            search(&serve_args(&["--search-url", "http://127.0.0.1:8888/search"])).as_deref(),
+            Some("http://127.0.0.1:8888/search")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chatwire.toml");
+        std::fs::write(
+            &path,
+            "[search]\nurl = \"https://searx.example/search\"\n\n[[model]]\nprovider = \"scripted\"\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        assert_eq!(search(&serve_args(&["--config", file])).as_deref(), Some("https://searx.example/search"));
+        assert_eq!(
+            search(&serve_args(&["--config", file, "--search-url", "http://127.0.0.1:1/s"])).as_deref(),
+            Some("http://127.0.0.1:1/s"),
+            "the flag wins"
+        );
+        let error = catalog(&serve_args(&["--search-url", "ftp://x/"]), LOOPBACK, &no_env).err().unwrap();
+        assert!(matches!(error, ConfigError::SearchUrl(ref m) if m.contains("not an http(s) URL")), "{error}");
+    }
+
+    #[test]
+    fn ipython_is_offered_only_with_a_python3() {
+        let found = || Some((PathBuf::from("/usr/bin/python3"), "Python 3.11.2".to_owned()));
+        let optional = optional_tools(None, found).unwrap();
+        assert_eq!(optional, OptionalTools { python: Some(PathBuf::from("/usr/bin/python3")), web_search: None });
+        assert_eq!(optional_tools(None, || None).unwrap(), OptionalTools::default());
     }
 }

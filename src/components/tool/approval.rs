@@ -15,6 +15,8 @@ use crate::protocol::{ChatToolPart, ToolState};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Proposal {
     Command(String),
+    /// Python code (`ipython`).
+    Code(String),
     Edit {
         path: String,
         lines: Vec<DiffLine>,
@@ -37,6 +39,11 @@ impl Proposal {
             "Bash" => {
                 if let Some(command) = text(&["command", "cmd"]) {
                     return Proposal::Command(command);
+                }
+            }
+            "IPython" => {
+                if let Some(code) = text(&["code"]) {
+                    return Proposal::Code(code);
                 }
             }
             "Edit" => {
@@ -67,6 +74,7 @@ pub fn ApprovalCard(
     let proposal = Proposal::of(&tool);
     let verb = match &proposal {
         Proposal::Command(_) => "run this command",
+        Proposal::Code(_) => "run this Python code",
         Proposal::Edit { .. } => "make this edit",
         Proposal::Write { .. } => "write this file",
         Proposal::Arguments(_) => "make this call",
@@ -129,6 +137,9 @@ fn ProposalView(proposal: Proposal) -> impl IntoView {
             <pre class="approval__command"><code>"$ "{command}</code></pre>
         }
         .into_any(),
+        Proposal::Code(code) => {
+            view! { <pre class="approval__command approval__code"><code>{code}</code></pre> }.into_any()
+        }
         Proposal::Edit { path, lines } => view! {
             <p class="approval__path">{path}</p>
             <div class="approval__diff">
@@ -179,5 +190,6 @@ mod tests {
             matches!(Proposal::of(&part("Read", json!({"path": "c"}))), Proposal::Arguments(json) if json.contains("\"path\""))
         );
         assert!(matches!(Proposal::of(&part("Bash", json!({}))), Proposal::Arguments(_)), "no command, the raw call");
+        assert_eq!(Proposal::of(&part("IPython", json!({"code": "1 + 1"}))), Proposal::Code("1 + 1".into()));
     }
 }

@@ -1,4 +1,4 @@
-//! Bash and IPython rows: the command, its output in terminal colours (live while it runs: each partial result
+//! Bash and IPython rows: the command or code, its output in terminal colours (live while it runs: each partial result
 //! replaces the last), the exit code and a truncation notice; long output folds to its head and tail.
 
 use leptos::prelude::*;
@@ -19,28 +19,16 @@ pub fn BashView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let command = Memo::new(move |_| part.with(|part| input_str(part, "command").unwrap_or_default()));
     let output =
         Memo::new(move |_| part.with(|part| output_field(part, "output").and_then(Value::as_str).map(str::to_owned)));
-    let exit_code = Memo::new(move |_| part.with(|part| output_field(part, "exitCode").and_then(Value::as_i64)));
-    let truncation = Memo::new(move |_| part.with(truncation_notice));
     view! {
         <div class="tool-bash">
             <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">"$ "</span>{move || command.get()}</pre>
             {move || output.get().map(|output| view! { <TerminalOutput output/> })}
-            <div class="tool-bash__footer">
-                {move || {
-                    exit_code
-                        .get()
-                        .map(|code| {
-                            let class = if code == 0 { "tool-bash__exit" } else { "tool-bash__exit tool-bash__exit--failed" };
-                            view! { <span class=class>{format!("exit {code}")}</span> }
-                        })
-                }}
-                {move || truncation.get().map(|notice| view! { <span class="tool-bash__truncated">{notice}</span> })}
-            </div>
+            <ExitFooter part/>
         </div>
     }
 }
 
-/// IPython: the code, then its output as text.
+/// IPython: the code, then its output as text (a traceback included), the exit code and a truncation notice.
 #[component]
 pub fn IPythonView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let code = Memo::new(move |_| part.with(|part| input_str(part, "code").unwrap_or_default()));
@@ -53,9 +41,30 @@ pub fn IPythonView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         })
     });
     view! {
-        <div class="tool-bash">
+        <div class="tool-bash tool-ipython">
             <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">"In: "</span>{move || code.get()}</pre>
             {move || output.get().map(|output| view! { <TerminalOutput output/> })}
+            <ExitFooter part/>
+        </div>
+    }
+}
+
+/// The exit code (red when not 0) and the truncation notice of a command or a Python run.
+#[component]
+fn ExitFooter(part: ReadSignal<ChatToolPart>) -> impl IntoView {
+    let exit_code = Memo::new(move |_| part.with(|part| output_field(part, "exitCode").and_then(Value::as_i64)));
+    let truncation = Memo::new(move |_| part.with(truncation_notice));
+    view! {
+        <div class="tool-bash__footer">
+            {move || {
+                exit_code
+                    .get()
+                    .map(|code| {
+                        let class = if code == 0 { "tool-bash__exit" } else { "tool-bash__exit tool-bash__exit--failed" };
+                        view! { <span class=class>{format!("exit {code}")}</span> }
+                    })
+            }}
+            {move || truncation.get().map(|notice| view! { <span class="tool-bash__truncated">{notice}</span> })}
         </div>
     }
 }

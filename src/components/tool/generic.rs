@@ -1,5 +1,5 @@
 //! The views of tools without a renderer of their own: MCP tools (server and tool name, arguments and result as
-//! JSON trees), WebSearch, the legacy `tool-Thinking` part, and the generic arguments/result view, which shows
+//! JSON trees), WebSearch (its results as links), the legacy `tool-Thinking` part, and the generic arguments/result view, which shows
 //! nothing (a plain name row) when the call has neither.
 
 use leptos::prelude::*;
@@ -81,15 +81,77 @@ pub fn McpView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     view! { <div class="tool-generic tool-generic--mcp"><GenericView part/></div> }
 }
 
+/// The query, then the results as a list of links (title, address, snippet); a result of another shape (another
+/// runtime's web search) in the generic view.
 #[component]
 pub fn WebSearchView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let query = Memo::new(move |_| part.with(|part| input_str(part, "query")));
+    let results = Memo::new(move |_| part.with(search_results));
     let output = output_memo(part);
     view! {
-        <div class="tool-generic">
+        <div class="tool-generic tool-websearch">
             {move || query.get().map(|query| view! { <p class="tool-search__query"><code>{query}</code></p> })}
-            {move || output.get().map(|output| view! { <ResultView output/> })}
+            {move || match results.get() {
+                Some(results) if results.is_empty() => view! { <p class="tool-websearch__none">"No results."</p> }.into_any(),
+                Some(results) => view! {
+                    <ol class="tool-websearch__results">
+                        {results.into_iter().map(|result| view! { <SearchResultItem result/> }).collect_view()}
+                    </ol>
+                }
+                .into_any(),
+                None => output.get().map(|output| view! { <ResultView output/> }).into_any(),
+            }}
         </div>
+    }
+}
+
+/// One result of a web search, as `output.results` holds it.
+#[derive(Debug, Clone, PartialEq)]
+struct SearchResult {
+    title: String,
+    url: String,
+    snippet: String,
+}
+
+fn search_results(part: &ChatToolPart) -> Option<Vec<SearchResult>> {
+    let results = output_field(part, "results")?.as_array()?;
+    let text = |result: &Value, field: &str| result.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
+    Some(
+        results
+            .iter()
+            .map(|result| SearchResult {
+                title: text(result, "title"),
+                url: text(result, "url"),
+                snippet: text(result, "snippet"),
+            })
+            .collect(),
+    )
+}
+
+/// Only web addresses become links: a search result could name a `javascript:` or `data:` URL.
+fn web_link(url: &str) -> Option<&str> {
+    let url = url.trim();
+    let scheme = url.split_once("://")?.0;
+    (scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("http")).then_some(url)
+}
+
+#[component]
+fn SearchResultItem(result: SearchResult) -> impl IntoView {
+    let SearchResult { title, url, snippet } = result;
+    let title = if title.is_empty() { url.clone() } else { title };
+    let heading = match web_link(&url) {
+        Some(href) => view! {
+            <a class="tool-websearch__title" href=href.to_owned() target="_blank" rel="noopener noreferrer">{title}</a>
+        }
+        .into_any(),
+        None => view! { <span class="tool-websearch__title">{title}</span> }.into_any(),
+    };
+    view! {
+        <li class="tool-websearch__result">
+            {heading}
+            <span class="tool-websearch__url">{url}</span>
+            {(!snippet.is_empty()).then(|| view! { <p class="tool-websearch__snippet">{snippet}</p> })}
+        </li>
     }
 }
 
@@ -102,4 +164,39 @@ pub fn ThinkingToolView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         })
     });
     view! { <p class="thinking__text">{move || thought.get().unwrap_or_default()}</p> }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_http_addresses_become_links() {
+        assert_eq!(web_link(" https://www.rust-lang.org/ "), Some("https://www.rust-lang.org/"));
+        assert_eq!(web_link("HTTP://example.com"), Some("HTTP://example.com"));
+        for unsafe_url in
+            ["javascript:alert(1)//https://x", "data:text/html,https://", "java\tscript://x", "//x.org", ""]
+        {
+            assert_eq!(web_link(unsafe_url), None, "{unsafe_url}");
+        }
+    }
+
+    #[test]
+    fn results_render_as_links_with_their_address_and_snippet() {
+        let owner = Owner::new();
+        owner.set();
+        let mut part = ChatToolPart::new("WebSearch", "c1", crate::protocol::ToolState::OutputAvailable);
+        part.input = Some(serde_json::json!({"query": "rust"}));
+        part.output = Some(serde_json::json!({"query": "rust", "results": [
+            {"title": "Rust", "url": "https://www.rust-lang.org/", "snippet": "A language"},
+            {"title": "Evil", "url": "javascript:alert(1)", "snippet": ""}
+        ]}));
+        let (part, _) = signal(part);
+        let html = view! { <WebSearchView part/> }.to_html();
+        assert!(html.contains(r#"href="https://www.rust-lang.org/""#), "{html}");
+        assert!(html.contains(r#"target="_blank""#) && html.contains(r#"rel="noopener noreferrer""#), "{html}");
+        assert!(html.contains(">A language<") && html.contains(">Evil<"), "{html}");
+        assert!(!html.contains("href=\"javascript"), "{html}");
+        assert_eq!(html.matches("<li").count(), 2, "{html}");
+    }
 }

@@ -299,6 +299,7 @@ mod tests {
             "diff": format!("--- a/{MARKUP}\n+++ b/{MARKUP}\n@@ -1 +1 @@\n-{MARKUP}\n+{MARKUP}\n"),
             "matches": [format!("{MARKUP}:1:{MARKUP}"), MARKUP], "todos": [{"text": MARKUP, "status": "pending"}],
             "text": MARKUP, "answer": MARKUP, "details": {MARKUP: MARKUP},
+            "results": [{"title": MARKUP, "url": MARKUP, "snippet": MARKUP}],
         });
         let names = [
             "Bash",

@@ -1,4 +1,5 @@
-//! The `bash` tool: runs a command in the workspace in its own process group, streaming its merged output.
+//! The `bash` tool: runs a command in the workspace in its own process group, streaming its merged output; the
+//! process runner it is built on serves the `ipython` tool too.
 
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -63,9 +64,25 @@ impl Tool for BashTool {
                 Some(secs) if secs > 0.0 && secs <= 1e9 => Duration::from_secs_f64(secs),
                 Some(_) => return ToolOutput::error("field `timeout` must be a positive number of seconds"),
             };
-            run_command(command, timeout, self.limits.max_output_bytes, &ctx).await
+            let mut bash = Command::new("bash");
+            bash.arg("-c").arg(command);
+            let program = Program { label: "bash", command: bash, stdin: None, log_prefix: "bash" };
+            run_program(program, timeout, self.limits.max_output_bytes, &ctx).await
         })
     }
+}
+
+/// A process to run the way bash runs its command: in the workspace, in its own process group, with its merged
+/// output streamed, bounded in time and kept whole in a log file when long.
+pub(crate) struct Program {
+    /// What error texts call it ("Failed to start bash").
+    pub(crate) label: &'static str,
+    /// The program and its arguments; the rest (directory, pipes, process group) is set here.
+    pub(crate) command: Command,
+    /// Written to its standard input, which is then closed; without it, standard input is empty.
+    pub(crate) stdin: Option<Vec<u8>>,
+    /// The start of the full-output log's file name.
+    pub(crate) log_prefix: &'static str,
 }
 
 /// How the command's run ended.
@@ -75,12 +92,16 @@ enum Ending {
     TimedOut,
 }
 
-async fn run_command(command: &str, timeout: Duration, max_bytes: usize, ctx: &ToolContext<'_>) -> ToolOutput {
-    let mut child = match Command::new("bash")
-        .arg("-c")
-        .arg(command)
+pub(crate) async fn run_program(
+    program: Program,
+    timeout: Duration,
+    max_bytes: usize,
+    ctx: &ToolContext<'_>,
+) -> ToolOutput {
+    let Program { label, mut command, stdin, log_prefix } = program;
+    let mut child = match command
         .current_dir(ctx.workspace.root())
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -88,17 +109,24 @@ async fn run_command(command: &str, timeout: Duration, max_bytes: usize, ctx: &T
         .spawn()
     {
         Ok(child) => child,
-        Err(e) => return ToolOutput::error(format!("Failed to start bash: {e}")),
+        Err(e) => return ToolOutput::error(format!("Failed to start {label}: {e}")),
     };
     let mut group = match child.id().and_then(|pid| i32::try_from(pid).ok()) {
         Some(pgid) => GroupGuard { pgid, armed: true },
-        None => return ToolOutput::error("Failed to start bash: no process id"),
+        None => return ToolOutput::error(format!("Failed to start {label}: no process id")),
     };
     let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return ToolOutput::error("Failed to start bash: its output pipes are missing");
+        return ToolOutput::error(format!("Failed to start {label}: its output pipes are missing"));
     };
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        // Written beside the output loop, so a program that answers before it has read everything cannot stall on
+        // a full pipe; a program that exits early makes the write fail, which is no concern of ours.
+        tokio::spawn(async move {
+            let _ = pipe.write_all(&bytes).await;
+        });
+    }
 
-    let mut output = Output::new(ctx.workspace, max_bytes);
+    let mut output = Output::new(ctx.workspace, max_bytes, log_prefix);
     let mut out_buf = vec![0u8; 16 * 1024];
     let mut err_buf = vec![0u8; 16 * 1024];
     let (mut out_open, mut err_open) = (true, true);
@@ -137,7 +165,7 @@ async fn run_command(command: &str, timeout: Duration, max_bytes: usize, ctx: &T
                 }
                 Err(e) => {
                     group.kill();
-                    return ToolOutput::error(format!("Failed to wait for bash: {e}"));
+                    return ToolOutput::error(format!("Failed to wait for {label}: {e}"));
                 }
             },
             _ = &mut drain, if status.is_some() => {
@@ -235,6 +263,7 @@ static LOG_COUNTER: AtomicU64 = AtomicU64::new(0);
 struct Output<'w> {
     workspace: &'w Workspace,
     max_bytes: usize,
+    log_prefix: &'static str,
     total: u64,
     /// Everything while `total <= max_bytes`; afterwards a tail of more than `max_bytes` bytes.
     buf: Vec<u8>,
@@ -248,8 +277,8 @@ struct Log {
 }
 
 impl<'w> Output<'w> {
-    fn new(workspace: &'w Workspace, max_bytes: usize) -> Self {
-        Self { workspace, max_bytes, total: 0, buf: Vec::new(), log: None }
+    fn new(workspace: &'w Workspace, max_bytes: usize, log_prefix: &'static str) -> Self {
+        Self { workspace, max_bytes, log_prefix, total: 0, buf: Vec::new(), log: None }
     }
 
     async fn push(&mut self, bytes: &[u8]) {
@@ -272,7 +301,7 @@ impl<'w> Output<'w> {
         let stamp = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         let n = LOG_COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = self.workspace.root().join(".chatwire");
-        let path = dir.join(format!("bash-{stamp}-{}-{n}.log", std::process::id()));
+        let path = dir.join(format!("{}-{stamp}-{}-{n}.log", self.log_prefix, std::process::id()));
         let file = match tokio::fs::create_dir_all(&dir).await {
             Ok(()) => tokio::fs::OpenOptions::new().write(true).create_new(true).open(&path).await.ok(),
             Err(_) => None,

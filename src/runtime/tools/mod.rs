@@ -1,4 +1,5 @@
-//! The built-in coding-agent tools (bash, read, write, edit, grep, glob, ls), confined to one workspace directory.
+//! The built-in coding-agent tools (bash, read, write, edit, grep, glob, ls), confined to one workspace directory, and
+//! those offered only when the machine or the configuration provides them (ipython, web_search).
 //!
 //! Result texts and details mimic the pi coding agent's, because the event mapper normalizes them per tool kind.
 
@@ -6,19 +7,23 @@ mod bash;
 pub(crate) mod chart;
 mod edit;
 mod ls;
+mod python;
 mod read;
 mod search;
+mod web_search;
 mod workspace;
 mod write;
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
+pub use python::find_python3;
+pub use web_search::SearchBackend;
 pub use workspace::Workspace;
 
 /// What a tool call produced, final or partial.
@@ -98,6 +103,27 @@ pub fn builtin_tools(limits: ToolLimits) -> Vec<Box<dyn Tool>> {
         Box::new(search::GlobTool),
         Box::new(ls::LsTool),
     ]
+}
+
+/// Tools offered only when something outside chatwire provides them; by default none is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OptionalTools {
+    /// The `python3` the `ipython` tool runs (found on `PATH` at startup).
+    pub python: Option<PathBuf>,
+    /// The search backend `web_search` asks (`--search-url`, `[search] url`).
+    pub web_search: Option<SearchBackend>,
+}
+
+/// The optional tools that `optional` provides, in this order: ipython, web_search.
+pub fn optional_tools(limits: &ToolLimits, optional: &OptionalTools) -> Vec<Box<dyn Tool>> {
+    let mut tools: Vec<Box<dyn Tool>> = Vec::new();
+    if let Some(python) = &optional.python {
+        tools.push(Box::new(python::PythonTool::new(python.clone(), limits.clone())));
+    }
+    if let Some(backend) = &optional.web_search {
+        tools.push(Box::new(web_search::WebSearchTool::new(backend.clone())));
+    }
+    tools
 }
 
 /// Typed access to a call's arguments object, with errors that name the field.
@@ -232,6 +258,22 @@ mod tests {
             assert!(!t.description().is_empty());
             assert_eq!(t.read_only(), matches!(t.name(), "read" | "grep" | "glob" | "ls"), "{}", t.name());
         }
+    }
+
+    #[test]
+    fn optional_tools_are_offered_only_when_provided() {
+        let limits = ToolLimits::default();
+        assert!(optional_tools(&limits, &OptionalTools::default()).is_empty());
+        let optional = OptionalTools {
+            python: Some(PathBuf::from("/usr/bin/python3")),
+            web_search: Some(SearchBackend::new("http://127.0.0.1:8888/search").expect("url")),
+        };
+        let tools = optional_tools(&limits, &optional);
+        let names: Vec<_> = tools.iter().map(|t| (t.name(), t.read_only())).collect();
+        assert_eq!(names, [("ipython", false), ("web_search", true)]);
+        let only_search = OptionalTools { python: None, ..optional };
+        let names: Vec<_> = optional_tools(&limits, &only_search).iter().map(|t| t.name()).collect();
+        assert_eq!(names, ["web_search"]);
     }
 
     #[tokio::test]

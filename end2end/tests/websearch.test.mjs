@@ -1,0 +1,148 @@
+// The `web_search` tool end to end: a tiny local search backend in the SearXNG JSON shape (a test double of the
+// external service; the tests cannot reach the internet) is given to the server with --search-url, a script makes
+// the agent search, and the WebSearch row must show the query and the results as links (title, address, snippet),
+// with markup in a result staying text and a non-web address not becoming a link. A search the backend fails
+// (HTTP 500) ends its row as an error. Runs under --approve writes: a search changes nothing, so it never waits.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, watchProblems, writeScript } from './support.mjs';
+
+const XSS = '<img src=x onerror=alert(1)>';
+const QUERY = 'leptos streaming ssr';
+const FAILING_QUERY = 'make the backend fail';
+
+const RESULTS = [
+  {
+    title: 'Leptos: streaming SSR',
+    url: 'https://book.leptos.dev/ssr/23_ssr_modes.html',
+    content: 'Out-of-order streaming sends the page shell first, then each resource as it resolves.',
+    engine: 'test',
+  },
+  { title: `Markup ${XSS} in a title`, url: 'https://example.org/markup', content: `and in a snippet ${XSS}` },
+  { title: 'Not a web address', url: 'javascript:alert(1)', content: 'must not become a link' },
+];
+
+const SCRIPT = {
+  delayMs: 5,
+  turns: [
+    {
+      text: 'Searching the web.',
+      toolCalls: [
+        { name: 'web_search', arguments: { query: QUERY } },
+        { name: 'web_search', arguments: { query: FAILING_QUERY } },
+      ],
+    },
+    { text: 'Search done.' },
+  ],
+};
+
+/** Starts the search double on a free port; resolves to { url, queries, close() }. */
+async function startSearchBackend() {
+  const queries = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    queries.push({ path: url.pathname, q: url.searchParams.get('q'), format: url.searchParams.get('format') });
+    if (url.searchParams.get('q') === FAILING_QUERY) {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('search engine unavailable');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ query: url.searchParams.get('q'), number_of_results: RESULTS.length, results: RESULTS }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/search`,
+    queries,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+describe('web search', () => {
+  let backend;
+  let script;
+  let server;
+
+  before(async () => {
+    backend = await startSearchBackend();
+    script = await writeScript(SCRIPT);
+    server = await startServer({
+      args: ['--script', script.file, '--search-url', backend.url, '--approve', 'writes'],
+    });
+  }, { timeout: 90_000 });
+
+  after(async () => {
+    await server?.stop();
+    await script?.remove();
+    await backend?.close();
+  }, { timeout: 30_000 });
+
+  test('the row shows the query and the results as links', { timeout: 120_000 }, async (t) => {
+    const browser = await launchBrowser({ viewport: { width: 1000, height: 900 } });
+    t.after(() => browser.close());
+    const { context } = browser;
+    const { check } = watchProblems(context);
+    const page = context.pages()[0] ?? (await context.newPage());
+    await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
+
+    await openApp(page, server);
+    const input = page.locator('[data-testid="composer"] textarea');
+    await input.fill('Search the web for me');
+    await input.press('Enter');
+    const answer = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').last();
+    await answer.getByText('Search done.').waitFor({ timeout: 60_000 });
+
+    assert.deepEqual(
+      backend.queries,
+      [
+        { path: '/search', q: QUERY, format: 'json' },
+        { path: '/search', q: FAILING_QUERY, format: 'json' },
+      ],
+      'one GET per search, in the SearXNG JSON form',
+    );
+    const rows = answer.locator(':scope > .tool[data-tool="WebSearch"]');
+    assert.equal(await rows.count(), 2);
+    assert.equal(await answer.locator('.approval').count(), 0, 'a search never waits for approval');
+
+    const row = rows.nth(0);
+    assert.equal(await row.getAttribute('data-status'), 'done');
+    assert.equal(await row.locator('.tool-search__query').innerText(), QUERY);
+    const items = row.locator('.tool-websearch__result');
+    assert.equal(await items.count(), 3);
+    const links = row.locator('a.tool-websearch__title');
+    assert.deepEqual(await links.allInnerTexts(), ['Leptos: streaming SSR', `Markup ${XSS} in a title`]);
+    assert.deepEqual(
+      await links.evaluateAll((as) => as.map((a) => [a.getAttribute('href'), a.target, a.rel])),
+      [
+        ['https://book.leptos.dev/ssr/23_ssr_modes.html', '_blank', 'noopener noreferrer'],
+        ['https://example.org/markup', '_blank', 'noopener noreferrer'],
+      ],
+    );
+    assert.deepEqual(await row.locator('.tool-websearch__url').allInnerTexts(), RESULTS.map((r) => r.url));
+    assert.equal(
+      await items.nth(0).locator('.tool-websearch__snippet').innerText(),
+      'Out-of-order streaming sends the page shell first, then each resource as it resolves.',
+    );
+    assert.equal(await items.nth(1).locator('.tool-websearch__snippet').innerText(), `and in a snippet ${XSS}`);
+    const notALink = items.nth(2);
+    assert.equal(await notALink.locator('a').count(), 0, 'a javascript: address is not a link');
+    assert.equal(await notALink.locator('.tool-websearch__title').innerText(), 'Not a web address');
+    assert.equal(await answer.locator('img, script, iframe').count(), 0, 'markup in results stays text');
+    await row.screenshot({ path: path.join(ARTIFACTS_DIR, 'websearch-row.png') });
+
+    const failed = rows.nth(1);
+    assert.equal(await failed.getAttribute('data-status'), 'error');
+    assert.equal(await failed.locator('.tool-search__query').innerText(), FAILING_QUERY);
+    assert.equal(
+      await failed.locator('.tool__error').innerText(),
+      'the search backend answered HTTP 500 Internal Server Error: search engine unavailable',
+    );
+    await failed.screenshot({ path: path.join(ARTIFACTS_DIR, 'websearch-error.png') });
+
+    check();
+  });
+});
