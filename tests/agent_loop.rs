@@ -242,16 +242,28 @@ async fn steering_is_delivered_after_the_tool_calls_and_follow_ups_when_the_agen
     let workspace = Workspace::new(dir.path()).unwrap();
     let agent = agent(script(
         r#"{"turns":[
-            {"text":"Listing.","toolCalls":[{"name":"ls","arguments":{}}]},
+            {"text":"Asking.","toolCalls":[{"name":"question","arguments":{"question":"Go on?"}}]},
             {"text":"Steered."},
             {"text":"Followed up."}
         ]}"#,
     ));
     let control = RunControl::default();
     let frames = run_prompt(&agent, &workspace, "go", &control, |event, control, events| {
-        if let AgentEvent::ToolExecutionStart { .. } = event {
+        // The question holds the run inside its tool call until it is answered, so both messages are queued while
+        // the call runs, however slowly this test is scheduled.
+        if let AgentEvent::ToolExecutionStart { tool_call_id, .. } = event {
             assert!(control.enqueue("then say steered".into(), true, events));
             assert!(control.enqueue("and then follow up".into(), false, events));
+            let control = control.clone();
+            let id = tool_call_id.clone();
+            tokio::spawn(async move {
+                for _ in 0..500 {
+                    if control.answer(&id, "yes".into()) {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            });
         }
     })
     .await;
@@ -280,7 +292,7 @@ async fn steering_is_delivered_after_the_tool_calls_and_follow_ups_when_the_agen
         .collect();
     assert_eq!(queues, [(1, 0), (1, 1), (0, 1), (0, 0)]);
     let Some(ChatFrame::Done(done)) = frames.last() else { unreachable!() };
-    assert_eq!(text_parts(&done.message), ["Listing.", "Steered.", "Followed up."]);
+    assert_eq!(text_parts(&done.message), ["Asking.", "Steered.", "Followed up."]);
 }
 
 #[tokio::test]
