@@ -122,7 +122,7 @@ pub struct ServeArgs {
 pub enum Approve {
     /// Every tool call runs at once.
     Never,
-    /// Commands and file changes (bash, write, edit) wait for approval.
+    /// Commands and file changes (bash, write, edit) and MCP tools not marked read-only wait for approval.
     Writes,
     /// Every workspace tool call waits, reading ones too (`all` is accepted as an alias).
     #[value(alias = "all")]

@@ -58,10 +58,10 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
 
 /// One tool the model can call.
 pub trait Tool: Send + Sync {
-    /// The name the model calls it by.
-    fn name(&self) -> &'static str;
+    /// The name the model calls it by (MCP tools have names only known at run time).
+    fn name(&self) -> &str;
     /// One or two sentences for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
     /// True when the tool never changes the workspace.
