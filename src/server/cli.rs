@@ -88,7 +88,8 @@ pub struct ServeArgs {
     /// Most tokens in one answer [default: the server's for openai, 8192 for anthropic].
     #[arg(long, env = "CHATWIRE_MAX_TOKENS")]
     pub max_tokens: Option<u32>,
-    /// A TOML file that configures several models (see the README); the browser can pick among them.
+    /// A TOML file that configures several models, which the browser can pick among, and MCP servers whose tools the
+    /// agent offers (see the README).
     #[arg(long, env = "CHATWIRE_CONFIG")]
     pub config: Option<PathBuf>,
     /// Retries of a model call that failed with 408, 409, 429, 5xx or a network error.
