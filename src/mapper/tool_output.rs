@@ -99,6 +99,22 @@ pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, fini
         }
         "Question" => json!({ "answer": result.text }),
         "WebSearch" => web_search_output(args, result).unwrap_or_else(|| generic_output(result)),
+        mcp if mcp.starts_with("mcp__") => {
+            // An MCP result's structured content and non-text items sit beside its text, not under `details`, so the
+            // result tree opens on them.
+            let mut map = Map::new();
+            map.insert("text".into(), Value::String(result.text.clone()));
+            let mut details = details.cloned();
+            for key in ["structuredContent", "content"] {
+                if let Some(value) = details.as_mut().and_then(Value::as_object_mut).and_then(|d| d.remove(key)) {
+                    map.insert(key.into(), value);
+                }
+            }
+            if let Some(details) = details.filter(|d| d.as_object().is_none_or(|d| !d.is_empty())) {
+                map.insert("details".into(), details);
+            }
+            Value::Object(map)
+        }
         _ => generic_output(result),
     }
 }
@@ -171,6 +187,20 @@ mod tests {
         let result = ToolResult { text: "t".into(), details: Some(json!({"chart": 1, "rows": 3})) };
         let output = normalize_output("Report", &Value::Null, &result, true, false);
         assert_eq!(output, json!({"text": "t", "chart": 1, "details": {"rows": 3}}));
+    }
+
+    #[test]
+    fn an_mcp_results_structured_content_sits_beside_its_text() {
+        let details = json!({"structuredContent": {"n": 1}, "content": [{"type": "image"}], "other": true});
+        let result = ToolResult { text: "{\"n\":1}".into(), details: Some(details) };
+        let output = normalize_output("mcp__srv__count", &Value::Null, &result, true, false);
+        assert_eq!(
+            output,
+            json!({"text": "{\"n\":1}", "structuredContent": {"n": 1}, "content": [{"type": "image"}],
+                "details": {"other": true}})
+        );
+        let plain = ToolResult { text: "hi".into(), details: None };
+        assert_eq!(normalize_output("mcp__srv__hi", &Value::Null, &plain, true, false), json!({"text": "hi"}));
     }
 
     #[test]

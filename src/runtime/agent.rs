@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::event::{
     AgentEvent, AgentMessage, AssistantMessageEvent, MessageRole, StopReason, ToolCall, ToolCallHeader, ToolResult,
 };
+use super::mcp::McpServers;
 use super::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent, ToolSpec,
 };
@@ -101,7 +102,8 @@ pub enum ApprovalPolicy {
     /// Every call runs at once.
     #[default]
     Never,
-    /// Calls of tools that change the workspace or run commands (bash, write, edit) wait.
+    /// Calls of tools that change the workspace or run commands (bash, write, edit) wait, and MCP tools whose server
+    /// does not mark them `readOnlyHint`.
     Writes,
     /// Every workspace tool call waits, reading ones too (`todo_write`, `question` and `chart` only talk to the
     /// user).
@@ -341,8 +343,9 @@ fn parse_todos(arguments: &Value) -> Option<Vec<TodoItem>> {
 
 pub struct Agent {
     provider: Arc<dyn Provider>,
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
     config: AgentConfig,
+    mcp: Option<Arc<McpServers>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -380,9 +383,30 @@ impl Emitter<'_> {
 
 impl Agent {
     pub fn new(provider: Arc<dyn Provider>, config: AgentConfig) -> Self {
-        let mut tools = builtin_tools(config.tool_limits.clone());
-        tools.extend(optional_tools(&config.tool_limits, &config.optional_tools));
-        Agent { provider, tools, config }
+        let tools = builtin_tools(config.tool_limits.clone())
+            .into_iter()
+            .chain(optional_tools(&config.tool_limits, &config.optional_tools))
+            .map(Arc::from)
+            .collect();
+        Agent { provider, tools, config, mcp: None }
+    }
+
+    /// Offers the tools of these MCP servers too, as `mcp__<server>__<tool>`.
+    pub fn with_mcp(mut self, servers: Arc<McpServers>) -> Self {
+        self.mcp = Some(servers);
+        self
+    }
+
+    /// Every workspace tool the agent has now: the built-in ones, then the MCP servers' (listed again when a server
+    /// restarts).
+    fn workspace_tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut tools = self.tools.clone();
+        tools.extend(self.mcp.iter().flat_map(|mcp| mcp.tools()));
+        tools
+    }
+
+    fn workspace_tool(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|tool| tool.name() == name).cloned().or_else(|| self.mcp.as_ref()?.tool(name))
     }
 
     pub fn config(&self) -> &AgentConfig {
@@ -392,7 +416,7 @@ impl Agent {
     /// The tools offered to the model: in plan mode only those that change nothing.
     fn tool_specs(&self, mode: AgentMode) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = self
-            .tools
+            .workspace_tools()
             .iter()
             .filter(|tool| offered_in(mode, tool.as_ref()))
             .map(|tool| ToolSpec {
@@ -440,7 +464,7 @@ impl Agent {
 
     /// The workspace tools a sub-agent gets in `mode`.
     fn subagent_specs(&self, mode: AgentMode) -> Vec<ToolSpec> {
-        self.tools
+        self.workspace_tools()
             .iter()
             .filter(|tool| offered_in(mode, tool.as_ref()))
             .map(|tool| ToolSpec {
@@ -740,7 +764,7 @@ impl Agent {
 
     /// Why a call may not run in `mode`, if it may not. Tools the agent does not have are left to `run_tool`.
     fn refusal(&self, mode: AgentMode, name: &str) -> Option<String> {
-        let tool = self.tools.iter().find(|tool| tool.name() == name)?;
+        let tool = self.workspace_tool(name)?;
         (!offered_in(mode, tool.as_ref())).then(|| {
             format!(
                 "`{name}` is not available in plan mode, and nothing was run: plan mode only investigates. \
@@ -938,7 +962,7 @@ impl Agent {
             QUESTION => self.question(call, control).await,
             CHART => super::tools::chart::draw(&call.arguments),
             TASK => self.task(call, mode, workspace, control, emit).await,
-            name => match self.tools.iter().find(|tool| tool.name() == name) {
+            name => match self.workspace_tool(name) {
                 Some(tool) => {
                     let events = emit.events.clone();
                     let id = call.id.clone();
@@ -969,7 +993,7 @@ impl Agent {
         control: &RunControl,
         emit: &Emitter<'_>,
     ) -> Option<Approval> {
-        let tool = self.tools.iter().find(|tool| tool.name() == call.name)?;
+        let tool = self.workspace_tool(&call.name)?;
         if !self.config.approval.requires(tool.as_ref()) {
             return None;
         }

@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod event;
+pub mod mcp;
 pub mod models;
 pub mod pi;
 pub mod provider;

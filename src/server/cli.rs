@@ -88,7 +88,8 @@ pub struct ServeArgs {
     /// Most tokens in one answer [default: the server's for openai, 8192 for anthropic].
     #[arg(long, env = "CHATWIRE_MAX_TOKENS")]
     pub max_tokens: Option<u32>,
-    /// A TOML file that configures several models (see the README); the browser can pick among them.
+    /// A TOML file that configures several models, which the browser can pick among, and MCP servers whose tools the
+    /// agent offers (see the README).
     #[arg(long, env = "CHATWIRE_CONFIG")]
     pub config: Option<PathBuf>,
     /// Retries of a model call that failed with 408, 409, 429, 5xx or a network error.
@@ -126,7 +127,7 @@ pub struct ServeArgs {
 pub enum Approve {
     /// Every tool call runs at once.
     Never,
-    /// Commands, code and file changes (bash, ipython, write, edit) wait for approval.
+    /// Commands, code and file changes (bash, ipython, write, edit) and MCP tools not marked read-only wait for approval.
     Writes,
     /// Every workspace tool call waits, reading ones too (`all` is accepted as an alias).
     #[value(alias = "all")]

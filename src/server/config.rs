@@ -1,5 +1,6 @@
 //! The models the server offers, from the command line or a TOML file, each built into a provider and its agent.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use serde::Deserialize;
 
 use super::cli::{ProviderKind, ServeArgs};
 use crate::runtime::agent::{Agent, AgentConfig};
+use crate::runtime::mcp::{McpConfigError, McpServerConfig, McpServers, McpSettings};
 use crate::runtime::models::{CatalogError, ModelCatalog, ModelEntry};
 use crate::runtime::provider::Provider;
 use crate::runtime::providers::anthropic::AnthropicProvider;
@@ -27,10 +29,14 @@ const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 pub struct ConfigFile {
     /// The name of the model picked when a request names none [default: the first].
     pub default: Option<String>,
+    /// [default: the model the flags describe]
     #[serde(default, rename = "model")]
     pub models: Vec<ModelConfig>,
     /// The backend of the `web_search` tool.
     pub search: Option<SearchConfig>,
+    /// MCP servers whose tools the built-in agent offers, by name (`[mcp.<name>]`).
+    #[serde(default)]
+    pub mcp: BTreeMap<String, McpServerConfig>,
 }
 
 /// The `[search]` table of the file.
@@ -76,6 +82,8 @@ pub enum ConfigError {
     Script(#[from] ScriptError),
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    #[error(transparent)]
+    Mcp(#[from] McpConfigError),
 }
 
 impl ConfigFile {
@@ -88,6 +96,34 @@ impl ConfigFile {
     pub fn parse(text: &str) -> Result<ConfigFile, String> {
         toml::from_str(text).map_err(|error| error.to_string())
     }
+
+    /// The `--config` file, if one is given.
+    pub fn from_args(args: &ServeArgs) -> Result<Option<ConfigFile>, ConfigError> {
+        args.config.as_deref().map(ConfigFile::load).transpose()
+    }
+}
+
+/// The MCP servers of the config file, not started yet; `None` when it names none. A relative `cwd` is taken from the
+/// config file's directory; a server without one runs in `--workspace` if given, else where chatwire was started.
+pub fn mcp_servers(file: Option<&ConfigFile>, args: &ServeArgs) -> Result<Option<McpServers>, ConfigError> {
+    let Some(file) = file.filter(|file| !file.mcp.is_empty()) else {
+        return Ok(None);
+    };
+    let config_dir = args.config.as_deref().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+    let default_cwd = match &args.workspace {
+        Some(workspace) => workspace.clone(),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    let configs = file
+        .mcp
+        .iter()
+        .map(|(name, config)| {
+            let cwd = config.cwd.as_ref().map(|cwd| config_dir.join(cwd));
+            (name.clone(), McpServerConfig { cwd, ..config.clone() })
+        })
+        .collect();
+    let settings = McpSettings { default_cwd, max_output_bytes: args.tool_limits().max_output_bytes };
+    Ok(Some(McpServers::new(configs, &settings)?))
 }
 
 /// The model catalog the command line asks for, for a server on `addr` (the default approval policy depends on it);
@@ -97,13 +133,20 @@ pub fn catalog(
     addr: SocketAddr,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ModelCatalog, ConfigError> {
-    let mut search_url = args.search_url.clone();
-    let (models, default) = match &args.config {
-        Some(path) => {
-            let file = ConfigFile::load(path)?;
-            search_url = search_url.or(file.search.map(|search| search.url));
-            (file.models, args.model.clone().or(file.default))
-        }
+    catalog_with(args, ConfigFile::from_args(args)?.as_ref(), None, addr, env)
+}
+
+/// The model catalog of the flags and the config `file`, whose agents offer the tools of `mcp` too.
+pub fn catalog_with(
+    args: &ServeArgs,
+    file: Option<&ConfigFile>,
+    mcp: Option<Arc<McpServers>>,
+    addr: SocketAddr,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ModelCatalog, ConfigError> {
+    let search_url = args.search_url.clone().or_else(|| file?.search.as_ref().map(|search| search.url.clone()));
+    let (models, default) = match file.filter(|file| !file.models.is_empty()) {
+        Some(file) => (file.models.clone(), args.model.clone().or(file.default.clone())),
         None => {
             let flags = ModelConfig {
                 name: None,
@@ -122,7 +165,7 @@ pub fn catalog(
     let client = http_client();
     let mut entries = models
         .iter()
-        .map(|model| entry(model, args, addr, &optional, &client, env))
+        .map(|model| entry(model, args, addr, &optional, &client, env, mcp.clone()))
         .collect::<Result<Vec<ModelEntry>, ConfigError>>()?;
     if let Some(default) = default {
         let at = entries.iter().position(|entry| entry.name == default).ok_or_else(|| {
@@ -166,6 +209,7 @@ fn entry(
     optional: &OptionalTools,
     client: &reqwest::Client,
     env: &dyn Fn(&str) -> Option<String>,
+    mcp: Option<Arc<McpServers>>,
 ) -> Result<ModelEntry, ConfigError> {
     let context_window = config.context_window.or(args.context_window).unwrap_or(DEFAULT_CONTEXT_WINDOW);
     let (provider, model, base_url): (Arc<dyn Provider>, String, String) = match config.provider {
@@ -211,13 +255,12 @@ fn entry(
     });
     let provider_name = config.provider.as_str();
     tracing::info!(name = %name, provider = provider_name, model = %model, base_url = %base_url, context_window, "model configured");
-    Ok(ModelEntry {
-        name,
-        provider: provider_name.to_owned(),
-        model,
-        context_window,
-        agent: Arc::new(Agent::new(provider, agent_config)),
-    })
+    let agent = Agent::new(provider, agent_config);
+    let agent = match mcp {
+        Some(mcp) => agent.with_mcp(mcp),
+        None => agent,
+    };
+    Ok(ModelEntry { name, provider: provider_name.to_owned(), model, context_window, agent: Arc::new(agent) })
 }
 
 /// The key from the variable `named`, else from `default_var`; a named variable must be set, the default one only
@@ -363,5 +406,30 @@ provider = "scripted"
         let optional = optional_tools(None, found).unwrap();
         assert_eq!(optional, OptionalTools { python: Some(PathBuf::from("/usr/bin/python3")), web_search: None });
         assert_eq!(optional_tools(None, || None).unwrap(), OptionalTools::default());
+    }
+
+    #[test]
+    fn mcp_servers_come_from_the_config_file_and_the_model_from_the_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chatwire.toml");
+        let file = "[mcp.files]\ncommand = \"mcp-files\"\nargs = [\".\"]\ncwd = \"site\"\nenv = { A = \"1\" }\n\n\
+                    [mcp.git]\ncommand = \"mcp-git\"\ntool_timeout_secs = 5\n";
+        std::fs::write(&path, file).unwrap();
+        let args = serve_args(&["--config", path.to_str().unwrap(), "--workspace", "/srv/project"]);
+        let loaded = ConfigFile::from_args(&args).unwrap();
+        let models = catalog_with(&args, loaded.as_ref(), None, LOOPBACK, &no_env).unwrap();
+        assert_eq!(models.names(), ["scripted"], "a file without models keeps the flags' model");
+        let files = &loaded.as_ref().unwrap().mcp["files"];
+        assert_eq!((files.command.as_str(), files.args.as_slice()), ("mcp-files", [".".to_owned()].as_slice()));
+        assert_eq!(files.env["A"], "1");
+        assert!(mcp_servers(loaded.as_ref(), &args).unwrap().is_some_and(|servers| !servers.is_empty()));
+        assert!(mcp_servers(None, &args).unwrap().is_none());
+
+        std::fs::write(&path, "[mcp.a__b]\ncommand = \"x\"\n").unwrap();
+        let loaded = ConfigFile::from_args(&args).unwrap();
+        assert!(matches!(mcp_servers(loaded.as_ref(), &args), Err(ConfigError::Mcp(McpConfigError::BadName(_)))));
+        std::fs::write(&path, "[mcp.a]\ncommand = \"x\"\nargv = []\n").unwrap();
+        let error = ConfigFile::from_args(&args).err().unwrap();
+        assert!(error.to_string().contains("unknown field `argv`"), "{error}");
     }
 }

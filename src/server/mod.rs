@@ -118,7 +118,20 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir { path: data_dir.clone(), source })?;
     let store = crate::store::Store::open(&data_dir)?;
-    let models = Arc::new(self::config::catalog(&args, addr, &|name| std::env::var(name).ok())?);
+    let file = self::config::ConfigFile::from_args(&args)?;
+    let mcp = match (self::config::mcp_servers(file.as_ref(), &args)?, args.runtime) {
+        (Some(servers), RuntimeKind::Agent) => {
+            servers.start().await;
+            Some(Arc::new(servers))
+        }
+        (Some(_), RuntimeKind::Pi) => {
+            tracing::warn!("the config file's MCP servers are for the built-in agent; pi uses its own configuration");
+            None
+        }
+        (None, _) => None,
+    };
+    let env = |name: &str| std::env::var(name).ok();
+    let models = Arc::new(self::config::catalog_with(&args, file.as_ref(), mcp.clone(), addr, &env)?);
     let (pi, runtime_name) = match args.runtime {
         RuntimeKind::Agent => (None, "agent"),
         RuntimeKind::Pi => {
@@ -155,7 +168,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         None => println!("chatwire listening on http://{local}/"),
     }
     let streams_end = state.chat.streams_end.clone();
-    listener::serve(listener, router(state), shutdown_signal(), streams_end).await.map_err(StartError::Serve)
+    let served = listener::serve(listener, router(state), shutdown_signal(), streams_end).await;
+    // MCP servers run in process groups of their own, which a Ctrl-C on the terminal does not reach.
+    if let Some(mcp) = mcp {
+        mcp.shutdown().await;
+    }
+    served.map_err(StartError::Serve)
 }
 
 /// Leptos' options from the environment cargo-leptos sets, over the values compiled in by a cargo-leptos build.

@@ -63,10 +63,10 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'a>>;
 
 /// One tool the model can call.
 pub trait Tool: Send + Sync {
-    /// The name the model calls it by.
-    fn name(&self) -> &'static str;
+    /// The name the model calls it by (MCP tools have names only known at run time).
+    fn name(&self) -> &str;
     /// One or two sentences for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> Value;
     /// True when the tool never changes the workspace.
@@ -272,7 +272,8 @@ mod tests {
         let names: Vec<_> = tools.iter().map(|t| (t.name(), t.read_only())).collect();
         assert_eq!(names, [("ipython", false), ("web_search", true)]);
         let only_search = OptionalTools { python: None, ..optional };
-        let names: Vec<_> = optional_tools(&limits, &only_search).iter().map(|t| t.name()).collect();
+        let tools = optional_tools(&limits, &only_search);
+        let names: Vec<_> = tools.iter().map(|t| t.name()).collect();
         assert_eq!(names, ["web_search"]);
     }
 
