@@ -128,61 +128,36 @@ pub use self::browser::RowView;
 
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 mod browser {
-    use std::any::{Any, TypeId};
+    use std::any::Any;
 
     use super::*;
 
     type Value = Box<dyn Any + Send>;
 
-    /// A type-erased view that can be built and rebuilt, but neither rendered to HTML nor hydrated.
+    /// A type-erased view that can be built, but neither rendered to HTML nor hydrated.
+    ///
+    /// Unlike `AnyView` it has no per-type `rebuild`: a closure that yields a new row view builds it anew. Such
+    /// closures re-run when what they show changes kind (a card opens, a fold expands, a question gets its answer),
+    /// where diffing against the old DOM bought little, and a rebuild function per erased type is WASM.
     pub struct RowView {
-        type_id: TypeId,
         value: Value,
         build: fn(Value) -> RowViewState,
-        rebuild: fn(Value, &mut RowViewState),
     }
 
     /// The built state of a [`RowView`]: the erased view's own, and a placeholder when that view has no node.
     pub struct RowViewState {
-        type_id: TypeId,
-        state: Box<dyn ErasedState>,
+        state: Box<dyn Mountable>,
         placeholder: Option<Placeholder>,
-    }
-
-    trait ErasedState: Mountable {
-        fn as_any_mut(&mut self) -> &mut dyn Any;
-    }
-
-    impl<S: Mountable + 'static> ErasedState for S {
-        fn as_any_mut(&mut self) -> &mut dyn Any {
-            self
-        }
     }
 
     fn build<T: RenderHtml + 'static>(value: Value) -> RowViewState {
         let value = *value.downcast::<T>().expect("a RowView holds the type it was made from");
-        RowViewState {
-            type_id: TypeId::of::<T>(),
-            state: Box::new(value.build()),
-            placeholder: (!T::EXISTS).then(Rndr::create_placeholder),
-        }
-    }
-
-    fn rebuild<T: RenderHtml + 'static>(value: Value, state: &mut RowViewState) {
-        let value = *value.downcast::<T>().expect("a RowView holds the type it was made from");
-        let state = state.state.as_any_mut().downcast_mut::<T::State>().expect("rebuilt with the type it was built");
-        value.rebuild(state);
+        RowViewState { state: Box::new(value.build()), placeholder: (!T::EXISTS).then(Rndr::create_placeholder) }
     }
 
     impl<T: RenderHtml> IntoRowView for T {
         fn into_row_view(self) -> RowView {
-            let value = self.into_owned();
-            RowView {
-                type_id: TypeId::of::<T::Owned>(),
-                value: Box::new(value),
-                build: build::<T::Owned>,
-                rebuild: rebuild::<T::Owned>,
-            }
+            RowView { value: Box::new(self.into_owned()), build: build::<T::Owned> }
         }
     }
 
@@ -194,10 +169,6 @@ mod browser {
         }
 
         fn rebuild(self, state: &mut Self::State) {
-            if self.type_id == state.type_id {
-                (self.rebuild)(self.value, state);
-                return;
-            }
             let mut new = self.build();
             match &mut state.placeholder {
                 Some(placeholder) => {
