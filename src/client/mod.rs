@@ -55,12 +55,19 @@ fn js_error(value: JsValue) -> ClientError {
     ClientError::Network(text)
 }
 
+/// A JSON body, decoded as the stream's frames are (bytes → `serde_json::Value` → `T`): each type then has one
+/// decoder in the WASM, not one per kind of input.
+async fn json<T: serde::de::DeserializeOwned>(response: &Response) -> Result<T, ClientError> {
+    let decode = |bytes: &[u8]| serde_json::from_slice(bytes).and_then(serde_json::from_value::<T>);
+    decode(&response.binary().await?).map_err(|error| ClientError::from(gloo_net::Error::from(error)))
+}
+
 async fn checked(response: Response) -> Result<Response, ClientError> {
     if response.ok() {
         return Ok(response);
     }
     let status = response.status();
-    let message = match response.json::<ErrorBody>().await {
+    let message = match json::<ErrorBody>(&response).await {
         Ok(body) => body.message,
         Err(_) => response.status_text(),
     };
@@ -69,26 +76,26 @@ async fn checked(response: Response) -> Result<Response, ClientError> {
 
 pub async fn create_session() -> Result<SessionSummary, ClientError> {
     let request = Request::post("/api/sessions").json(&CreateSessionRequest::default())?;
-    Ok(checked(request.send().await?).await?.json::<SessionCreated>().await?.session)
+    Ok(json::<SessionCreated>(&checked(request.send().await?).await?).await?.session)
 }
 
 pub async fn list_sessions() -> Result<Vec<SessionSummary>, ClientError> {
-    Ok(checked(Request::get("/api/sessions").send().await?).await?.json::<SessionList>().await?.sessions)
+    Ok(json::<SessionList>(&checked(Request::get("/api/sessions").send().await?).await?).await?.sessions)
 }
 
 pub async fn models() -> Result<ModelsResponse, ClientError> {
-    Ok(checked(Request::get("/api/models").send().await?).await?.json::<ModelsResponse>().await?)
+    json::<ModelsResponse>(&checked(Request::get("/api/models").send().await?).await?).await
 }
 
 pub async fn session_detail(session_id: &str) -> Result<SessionDetail, ClientError> {
     let response = Request::get(&format!("/api/sessions/{session_id}")).send().await?;
-    Ok(checked(response).await?.json::<SessionDetail>().await?)
+    json::<SessionDetail>(&checked(response).await?).await
 }
 
 pub async fn rename_session(session_id: &str, title: &str) -> Result<SessionSummary, ClientError> {
     let body = RenameSessionRequest { title: title.to_owned() };
     let response = Request::patch(&format!("/api/sessions/{session_id}")).json(&body)?.send().await?;
-    Ok(checked(response).await?.json::<SessionSummary>().await?)
+    json::<SessionSummary>(&checked(response).await?).await
 }
 
 pub async fn delete_session(session_id: &str) -> Result<(), ClientError> {
@@ -98,7 +105,7 @@ pub async fn delete_session(session_id: &str) -> Result<(), ClientError> {
 
 pub async fn stop(session_id: &str) -> Result<AbortResponse, ClientError> {
     let request = Request::post("/api/chat/abort").json(&AbortRequest { session_id: session_id.to_owned() })?;
-    Ok(checked(request.send().await?).await?.json::<AbortResponse>().await?)
+    json::<AbortResponse>(&checked(request.send().await?).await?).await
 }
 
 pub async fn answer_question(request: &QuestionAnswerRequest) -> Result<(), ClientError> {

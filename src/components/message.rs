@@ -2,6 +2,8 @@
 
 use leptos::prelude::*;
 
+use crate::components::client_only::IntoRowView;
+
 use super::rows::{MarkdownSignals, MessageRow, PartRow, PartSignals};
 use super::tool::ToolRow;
 use super::tool::{MessageParts, top_level};
@@ -26,18 +28,18 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
 pub(super) fn PartView(part: PartRow) -> impl IntoView {
     match part.content {
         PartSignals::Plain(text) => {
-            view! { <p class="part part--text part--plain">{move || text.get()}</p> }.into_any()
+            view! { <p class="part part--text part--plain">{move || text.get()}</p> }.into_row_view()
         }
-        PartSignals::Text(markdown) => view! { <MarkdownView markdown/> }.into_any(),
+        PartSignals::Text(markdown) => view! { <MarkdownView markdown/> }.into_row_view(),
         PartSignals::Thinking { text, open } => view! {
             <details class="part part--thinking" prop:open=move || open.get()>
                 <summary>"Thinking"</summary>
                 <p class="thinking__text">{move || text.get()}</p>
             </details>
         }
-        .into_any(),
-        PartSignals::Error(error) => view! { <ErrorRow error/> }.into_any(),
-        PartSignals::Tool(tool) => view! { <ToolRow tool/> }.into_any(),
+        .into_row_view(),
+        PartSignals::Error(error) => view! { <ErrorRow error/> }.into_row_view(),
+        PartSignals::Tool(tool) => view! { <ToolRow tool/> }.into_row_view(),
     }
 }
 

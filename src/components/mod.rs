@@ -1,6 +1,7 @@
 //! The building blocks of the chat page, each in its own file.
 
 mod activity;
+mod client_only;
 mod composer;
 mod message;
 mod queue;

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 
+use super::client_only::ClientOnly;
 use super::message::MessageView;
 use super::rows::TranscriptRows;
 use crate::chat_state::ChatSnapshot;
@@ -110,9 +111,12 @@ pub fn Transcript(
             on:click=copy_code
         >
             <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion/> }>
-                <For each=move || message_rows.get() key=|row| row.id.clone() let:row>
-                    <MessageView row/>
-                </For>
+                // The server renders an empty transcript; the rows are only ever built in the browser.
+                {ClientOnly(view! {
+                    <For each=move || message_rows.get() key=|row| row.id.clone() let:row>
+                        <MessageView row/>
+                    </For>
+                })}
             </Show>
             {move || unshown_error().map(|message| view! { <p class="part part--error transcript__error" role="alert">{message}</p> })}
             <Show when=move || !follow.get() && has_messages()>

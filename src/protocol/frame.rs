@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
+use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
 use super::message::{ChatMessage, ChatToolPart};
 
@@ -12,7 +14,9 @@ pub type Seq = u64;
 /// Every frame of the chat stream.
 ///
 /// Each logged frame carries `seq`; `ping` is never logged and has none.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Decoding is hand-written (see `Deserialize for ChatFrame`); encoding is derived.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ChatFrame {
     Start(StartFrame),
@@ -443,7 +447,7 @@ impl<'de> Deserialize<'de> for CompactionReason {
 }
 
 /// Context compaction, sub-tagged by `phase`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "phase", rename_all = "lowercase")]
 pub enum CompactionFrame {
     Start(CompactionStart),
@@ -471,7 +475,7 @@ pub struct CompactionEnd {
 }
 
 /// Automatic retry of a failed model call, sub-tagged by `phase`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "phase", rename_all = "lowercase")]
 pub enum RetryFrame {
     Start(RetryStart),
@@ -526,4 +530,70 @@ pub struct ErrorFrame {
     pub run_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
+}
+
+/// Reads the `type` (and for compaction and retry frames the `phase`) first, then the payload of that kind from the
+/// same JSON object. serde's derived internally tagged enum does the same through a private buffer type, with a
+/// second copy of every payload's decoder for it; going through `serde_json::Value` reuses the copy the message parts
+/// already need, which keeps the browser's WASM smaller.
+impl<'de> Deserialize<'de> for ChatFrame {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = Map::<String, Value>::deserialize(deserializer)?;
+        let frame_type = match object.get("type") {
+            Some(Value::String(name)) => name,
+            Some(_) => return Err(D::Error::custom("field `type`: expected a string")),
+            None => return Err(D::Error::missing_field("type")),
+        };
+        let Some(frame_type) = FrameType::parse(frame_type) else {
+            let known: Vec<&str> = FrameType::ALL.iter().map(|t| t.as_str()).collect();
+            let message = format!("unknown frame type `{frame_type}`, expected one of {}", known.join(", "));
+            return Err(D::Error::custom(message));
+        };
+        let frame = match frame_type {
+            FrameType::Start => payload(object).map(ChatFrame::Start),
+            FrameType::Message => payload(object).map(ChatFrame::Message),
+            FrameType::Delta => payload(object).map(ChatFrame::Delta),
+            FrameType::Thinking => payload(object).map(ChatFrame::Thinking),
+            FrameType::ToolDraft => payload(object).map(ChatFrame::ToolDraft),
+            FrameType::ToolArgsDelta => payload(object).map(ChatFrame::ToolArgsDelta),
+            FrameType::Tool => payload(object).map(ChatFrame::Tool),
+            FrameType::Plan => payload(object).map(ChatFrame::Plan),
+            FrameType::State => payload(object).map(ChatFrame::State),
+            FrameType::Queue => payload(object).map(ChatFrame::Queue),
+            FrameType::Compaction => match phase(&object) {
+                Ok(Phase::Start) => payload(object).map(|start| ChatFrame::Compaction(CompactionFrame::Start(start))),
+                Ok(Phase::End) => payload(object).map(|end| ChatFrame::Compaction(CompactionFrame::End(end))),
+                Err(message) => Err(message),
+            },
+            FrameType::Retry => match phase(&object) {
+                Ok(Phase::Start) => payload(object).map(|start| ChatFrame::Retry(RetryFrame::Start(start))),
+                Ok(Phase::End) => payload(object).map(|end| ChatFrame::Retry(RetryFrame::End(end))),
+                Err(message) => Err(message),
+            },
+            FrameType::Done => payload(object).map(ChatFrame::Done),
+            FrameType::Error => payload(object).map(ChatFrame::Error),
+            FrameType::Ping => Ok(ChatFrame::Ping),
+        };
+        frame.map_err(D::Error::custom)
+    }
+}
+
+enum Phase {
+    Start,
+    End,
+}
+
+fn phase(object: &Map<String, Value>) -> Result<Phase, String> {
+    match object.get("phase") {
+        Some(Value::String(phase)) if phase == "start" => Ok(Phase::Start),
+        Some(Value::String(phase)) if phase == "end" => Ok(Phase::End),
+        Some(Value::String(phase)) => Err(format!("field `phase`: unknown phase `{phase}`, expected `start` or `end`")),
+        Some(_) => Err("field `phase`: expected a string".to_owned()),
+        None => Err("missing field `phase`".to_owned()),
+    }
+}
+
+/// The payload's own fields; `type` and `phase` are unknown to it and ignored, as every unknown field is.
+fn payload<T: DeserializeOwned>(object: Map<String, Value>) -> Result<T, String> {
+    T::deserialize(Value::Object(object)).map_err(|error| error.to_string())
 }

@@ -3,6 +3,8 @@
 //! showing what was refused.
 
 use leptos::prelude::*;
+
+use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use super::diff::{self, DiffLine};
@@ -136,9 +138,9 @@ fn ProposalView(proposal: Proposal) -> impl IntoView {
         Proposal::Command(command) => view! {
             <pre class="approval__command"><code>"$ "{command}</code></pre>
         }
-        .into_any(),
+        .into_row_view(),
         Proposal::Code(code) => {
-            view! { <pre class="approval__command approval__code"><code>{code}</code></pre> }.into_any()
+            view! { <pre class="approval__command approval__code"><code>{code}</code></pre> }.into_row_view()
         }
         Proposal::Edit { path, lines } => view! {
             <p class="approval__path">{path}</p>
@@ -146,15 +148,15 @@ fn ProposalView(proposal: Proposal) -> impl IntoView {
                 <DiffView lines/>
             </div>
         }
-        .into_any(),
+        .into_row_view(),
         Proposal::Write { path, content } => view! {
             <p class="approval__path">{path}</p>
             <div class="approval__content">
                 <NumberedLines text=content first_line=1usize fold_after=None/>
             </div>
         }
-        .into_any(),
-        Proposal::Arguments(json) => view! { <pre class="approval__arguments">{json}</pre> }.into_any(),
+        .into_row_view(),
+        Proposal::Arguments(json) => view! { <pre class="approval__arguments">{json}</pre> }.into_row_view(),
     }
 }
 

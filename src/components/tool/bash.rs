@@ -2,6 +2,8 @@
 //! replaces the last), the exit code and a truncation notice; long output folds to its head and tail.
 
 use leptos::prelude::*;
+
+use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use super::ansi::{self, Span};
@@ -90,7 +92,7 @@ fn TerminalOutput(output: String) -> impl IntoView {
     let lines = ansi::parse_lines(&output);
     let total = lines.len();
     if total <= FOLD_LINES {
-        return view! { <pre class="tool-output">{render_lines(lines)}</pre> }.into_any();
+        return view! { <pre class="tool-output">{render_lines(lines)}</pre> }.into_row_view();
     }
     let expanded = RwSignal::new(false);
     let hidden = total - HEAD_LINES - TAIL_LINES;
@@ -101,7 +103,7 @@ fn TerminalOutput(output: String) -> impl IntoView {
         <pre class="tool-output">
             {move || {
                 if expanded.get() {
-                    render_lines(all.get_value()).into_any()
+                    render_lines(all.get_value()).into_row_view()
                 } else {
                     view! {
                         {render_lines(head.clone())}
@@ -115,12 +117,12 @@ fn TerminalOutput(output: String) -> impl IntoView {
                         {"\n"}
                         {render_lines(tail.clone())}
                     }
-                    .into_any()
+                    .into_row_view()
                 }
             }}
         </pre>
     }
-    .into_any()
+    .into_row_view()
 }
 
 fn render_lines(lines: Vec<Vec<Span>>) -> impl IntoView {
@@ -132,9 +134,9 @@ fn render_lines(lines: Vec<Vec<Span>>) -> impl IntoView {
                 .map(|span| {
                     let classes = span.style.classes();
                     if classes.is_empty() {
-                        view! { <span>{span.text}</span> }.into_any()
+                        view! { <span>{span.text}</span> }.into_row_view()
                     } else {
-                        view! { <span class=classes>{span.text}</span> }.into_any()
+                        view! { <span class=classes>{span.text}</span> }.into_row_view()
                     }
                 })
                 .collect_view();

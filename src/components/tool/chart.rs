@@ -2,6 +2,8 @@
 //! cannot be drawn shows its JSON and why, and the row around it stays intact. Every text is a text node.
 
 use leptos::prelude::*;
+
+use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use crate::chart::{Chart, Drawing, TraceKind, Viewport, draw};
@@ -15,7 +17,7 @@ pub fn ChartView(
     match Chart::parse(&spec) {
         Ok(chart) => {
             let label = chart.title.clone().unwrap_or_else(|| "Chart".to_owned());
-            view! { <ChartSvg drawing=draw(&chart, Viewport::default()) label/> }.into_any()
+            view! { <ChartSvg drawing=draw(&chart, Viewport::default()) label/> }.into_row_view()
         }
         Err(error) => {
             let json = serde_json::to_string_pretty(&spec).unwrap_or_default();
@@ -25,7 +27,7 @@ pub fn ChartView(
                     <pre class="chart__json">{json}</pre>
                 </div>
             }
-            .into_any()
+            .into_row_view()
         }
     }
 }
@@ -124,7 +126,7 @@ fn ChartSvg(drawing: Drawing, label: String) -> impl IntoView {
                                             fill=entry.color.clone()
                                         ></rect>
                                     }
-                                        .into_any()
+                                        .into_row_view()
                                 }
                                 TraceKind::Lines | TraceKind::Markers | TraceKind::LinesAndMarkers => {
                                     view! {
@@ -143,7 +145,7 @@ fn ChartSvg(drawing: Drawing, label: String) -> impl IntoView {
                                             fill=entry.color.clone()
                                         ></circle>
                                     }
-                                        .into_any()
+                                        .into_row_view()
                                 }
                             };
                             view! {

@@ -2,6 +2,8 @@
 //! the arguments stream (with a live size), then the file with line numbers or the edit's diff.
 
 use leptos::prelude::*;
+
+use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use super::diff::{self, DiffLine};
@@ -147,8 +149,8 @@ pub fn EditView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
             <PathLine path detail/>
             {move || {
                 match lines.get() {
-                    None => view! { <NumberedLines text=new_text first_line=1usize fold_after=None/> }.into_any(),
-                    Some(lines) => view! { <DiffView lines/> }.into_any(),
+                    None => view! { <NumberedLines text=new_text first_line=1usize fold_after=None/> }.into_row_view(),
+                    Some(lines) => view! { <DiffView lines/> }.into_row_view(),
                 }
             }}
         </div>

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::json_tree::JsonTree;
 use super::{input_str, output_field};
+use crate::components::client_only::IntoRowView;
 use crate::protocol::ChatToolPart;
 
 fn input_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<Value>> {
@@ -92,14 +93,14 @@ pub fn WebSearchView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         <div class="tool-generic tool-websearch">
             {move || query.get().map(|query| view! { <p class="tool-search__query"><code>{query}</code></p> })}
             {move || match results.get() {
-                Some(results) if results.is_empty() => view! { <p class="tool-websearch__none">"No results."</p> }.into_any(),
+                Some(results) if results.is_empty() => view! { <p class="tool-websearch__none">"No results."</p> }.into_row_view(),
                 Some(results) => view! {
                     <ol class="tool-websearch__results">
                         {results.into_iter().map(|result| view! { <SearchResultItem result/> }).collect_view()}
                     </ol>
                 }
-                .into_any(),
-                None => output.get().map(|output| view! { <ResultView output/> }).into_any(),
+                .into_row_view(),
+                None => output.get().map(|output| view! { <ResultView output/> }).into_row_view(),
             }}
         </div>
     }
@@ -143,8 +144,8 @@ fn SearchResultItem(result: SearchResult) -> impl IntoView {
         Some(href) => view! {
             <a class="tool-websearch__title" href=href.to_owned() target="_blank" rel="noopener noreferrer">{title}</a>
         }
-        .into_any(),
-        None => view! { <span class="tool-websearch__title">{title}</span> }.into_any(),
+        .into_row_view(),
+        None => view! { <span class="tool-websearch__title">{title}</span> }.into_row_view(),
     };
     view! {
         <li class="tool-websearch__result">

@@ -2,6 +2,8 @@
 //! by type. All of it is text: keys and strings are never markup.
 
 use leptos::prelude::*;
+
+use crate::components::client_only::{IntoRowView, RowView};
 use serde_json::Value;
 
 /// Levels open from the start; deeper ones start folded.
@@ -18,7 +20,7 @@ fn key_view(key: Option<String>) -> impl IntoView {
     key.map(|key| view! { <span class="json-tree__key">{key}</span><span class="json-tree__colon">": "</span> })
 }
 
-fn node(key: Option<String>, value: Value, depth: usize) -> AnyView {
+fn node(key: Option<String>, value: Value, depth: usize) -> RowView {
     match value {
         Value::Object(map) if !map.is_empty() => {
             let count = map.len();
@@ -37,7 +39,7 @@ fn node(key: Option<String>, value: Value, depth: usize) -> AnyView {
                     </ul>
                 </details>
             }
-            .into_any()
+            .into_row_view()
         }
         Value::Array(items) if !items.is_empty() => {
             let count = items.len();
@@ -56,13 +58,13 @@ fn node(key: Option<String>, value: Value, depth: usize) -> AnyView {
                     </ul>
                 </details>
             }
-            .into_any()
+            .into_row_view()
         }
-        leaf => view! { <div class="json-tree__leaf">{key_view(key)}{leaf_view(leaf)}</div> }.into_any(),
+        leaf => view! { <div class="json-tree__leaf">{key_view(key)}{leaf_view(leaf)}</div> }.into_row_view(),
     }
 }
 
-fn leaf_view(value: Value) -> AnyView {
+fn leaf_view(value: Value) -> RowView {
     match value {
         Value::String(text) if text.chars().count() > LONG_STRING => {
             let expanded = RwSignal::new(false);
@@ -77,13 +79,13 @@ fn leaf_view(value: Value) -> AnyView {
                     </button>
                 </Show>
             }
-            .into_any()
+            .into_row_view()
         }
-        Value::String(text) => view! { <span class="json-tree__string">{text}</span> }.into_any(),
-        Value::Number(number) => view! { <span class="json-tree__number">{number.to_string()}</span> }.into_any(),
-        Value::Bool(flag) => view! { <span class="json-tree__bool">{flag.to_string()}</span> }.into_any(),
-        Value::Null => view! { <span class="json-tree__null">"null"</span> }.into_any(),
-        Value::Object(_) => view! { <span class="json-tree__meta">"{}"</span> }.into_any(),
-        Value::Array(_) => view! { <span class="json-tree__meta">"[]"</span> }.into_any(),
+        Value::String(text) => view! { <span class="json-tree__string">{text}</span> }.into_row_view(),
+        Value::Number(number) => view! { <span class="json-tree__number">{number.to_string()}</span> }.into_row_view(),
+        Value::Bool(flag) => view! { <span class="json-tree__bool">{flag.to_string()}</span> }.into_row_view(),
+        Value::Null => view! { <span class="json-tree__null">"null"</span> }.into_row_view(),
+        Value::Object(_) => view! { <span class="json-tree__meta">"{}"</span> }.into_row_view(),
+        Value::Array(_) => view! { <span class="json-tree__meta">"[]"</span> }.into_row_view(),
     }
 }

@@ -24,6 +24,8 @@ mod task_group;
 mod todo;
 
 use leptos::prelude::*;
+
+use crate::components::client_only::{IntoRowView, RowView};
 use serde_json::Value;
 
 use crate::app::ChatActions;
@@ -182,23 +184,23 @@ pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
     let custom = use_context::<ToolRenderers>().unwrap_or_default();
     let dispatch = Dispatch::resolve(&name, &custom);
     if let Dispatch::Builtin(Builtin::Task) = dispatch {
-        return view! { <TaskGroup tool/> }.into_any();
+        return view! { <TaskGroup tool/> }.into_row_view();
     }
     let part = RwSignal::from(tool).read_only();
     if let Dispatch::Builtin(Builtin::Question) = dispatch {
-        return (move || view! { <QuestionCard tool=part.get()/> }).into_any();
+        return (move || view! { <QuestionCard tool=part.get()/> }).into_row_view();
     }
     let carded = Memo::new(move |_| {
         part.with(|part| matches!(part.state, ToolState::ApprovalRequested | ToolState::OutputDenied))
     });
     (move || {
         if carded.get() {
-            view! { <ApprovalCard tool=part.get()/> }.into_any()
+            view! { <ApprovalCard tool=part.get()/> }.into_row_view()
         } else {
-            view! { <StandardRow part name=name.clone() dispatch=dispatch.clone()/> }.into_any()
+            view! { <StandardRow part name=name.clone() dispatch=dispatch.clone()/> }.into_row_view()
         }
     })
-    .into_any()
+    .into_row_view()
 }
 
 /// The header with status and duration, the tool's body, and its error.
@@ -216,9 +218,9 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch)
             <span class="tool__name">{tool.clone()}</span>
             <span class="tool__server">{format!("mcp · {server}")}</span>
         }
-        .into_any(),
+        .into_row_view(),
         Dispatch::Builtin(_) | Dispatch::Custom(_) | Dispatch::Generic => {
-            view! { <span class="tool__name">{name.clone()}</span> }.into_any()
+            view! { <span class="tool__name">{name.clone()}</span> }.into_row_view()
         }
     };
     let error = Memo::new(move |_| {
@@ -251,25 +253,25 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch)
     }
 }
 
-fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch) -> AnyView {
+fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch) -> RowView {
     match dispatch {
         Dispatch::Builtin(builtin) => match builtin {
-            Builtin::Bash => view! { <bash::BashView part/> }.into_any(),
-            Builtin::IPython => view! { <bash::IPythonView part/> }.into_any(),
-            Builtin::Read => view! { <files::ReadView part/> }.into_any(),
-            Builtin::Write => view! { <files::WriteView part/> }.into_any(),
-            Builtin::Edit => view! { <files::EditView part/> }.into_any(),
-            Builtin::Grep => view! { <search::GrepView part/> }.into_any(),
-            Builtin::Glob | Builtin::Ls => view! { <search::FileListView part/> }.into_any(),
-            Builtin::WebSearch => view! { <generic::WebSearchView part/> }.into_any(),
-            Builtin::TodoWrite | Builtin::PlanWrite => view! { <todo::TodoView part/> }.into_any(),
+            Builtin::Bash => view! { <bash::BashView part/> }.into_row_view(),
+            Builtin::IPython => view! { <bash::IPythonView part/> }.into_row_view(),
+            Builtin::Read => view! { <files::ReadView part/> }.into_row_view(),
+            Builtin::Write => view! { <files::WriteView part/> }.into_row_view(),
+            Builtin::Edit => view! { <files::EditView part/> }.into_row_view(),
+            Builtin::Grep => view! { <search::GrepView part/> }.into_row_view(),
+            Builtin::Glob | Builtin::Ls => view! { <search::FileListView part/> }.into_row_view(),
+            Builtin::WebSearch => view! { <generic::WebSearchView part/> }.into_row_view(),
+            Builtin::TodoWrite | Builtin::PlanWrite => view! { <todo::TodoView part/> }.into_row_view(),
             // Questions and tasks take the whole row (see `ToolRow`) and never reach this.
-            Builtin::Question | Builtin::Task => view! { <generic::GenericView part/> }.into_any(),
-            Builtin::Thinking => view! { <generic::ThinkingToolView part/> }.into_any(),
+            Builtin::Question | Builtin::Task => view! { <generic::GenericView part/> }.into_row_view(),
+            Builtin::Thinking => view! { <generic::ThinkingToolView part/> }.into_row_view(),
         },
-        Dispatch::Mcp { .. } => view! { <generic::McpView part/> }.into_any(),
-        Dispatch::Custom(renderer) => renderer.render(part),
-        Dispatch::Generic => view! { <generic::GenericView part/> }.into_any(),
+        Dispatch::Mcp { .. } => view! { <generic::McpView part/> }.into_row_view(),
+        Dispatch::Custom(renderer) => renderer.render(part).into_row_view(),
+        Dispatch::Generic => view! { <generic::GenericView part/> }.into_row_view(),
     }
 }
 

@@ -7,6 +7,8 @@
 //! `input { title, placeholder }`), whose fields the mapper keeps as the part's input.
 
 use leptos::prelude::*;
+
+use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use crate::app::ChatActions;
@@ -172,7 +174,7 @@ pub fn QuestionCard(
 
     let body = match outcome {
         QuestionOutcome::Drafting => {
-            view! { <p class="question__status">"The agent is writing a question…"</p> }.into_any()
+            view! { <p class="question__status">"The agent is writing a question…"</p> }.into_row_view()
         }
         QuestionOutcome::Answered(answer) => view! {
             <p class="question__answer">
@@ -180,13 +182,13 @@ pub fn QuestionCard(
                 <span class="question__answer-text">{answer}</span>
             </p>
         }
-        .into_any(),
-        QuestionOutcome::Skipped => view! { <p class="question__answer">"Skipped."</p> }.into_any(),
+        .into_row_view(),
+        QuestionOutcome::Skipped => view! { <p class="question__answer">"Skipped."</p> }.into_row_view(),
         QuestionOutcome::TimedOut(why) => {
-            view! { <p class="question__status question__status--ended">"Timed out: " {why}</p> }.into_any()
+            view! { <p class="question__status question__status--ended">"Timed out: " {why}</p> }.into_row_view()
         }
         QuestionOutcome::Cancelled(why) => {
-            view! { <p class="question__status question__status--ended">"Cancelled: " {why}</p> }.into_any()
+            view! { <p class="question__status question__status--ended">"Cancelled: " {why}</p> }.into_row_view()
         }
         QuestionOutcome::Waiting => {
             let option_controls = options
@@ -214,7 +216,7 @@ pub fn QuestionCard(
                                 <span>{label}</span>
                             </label>
                         }
-                        .into_any()
+                        .into_row_view()
                     } else {
                         let send = send.clone();
                         view! {
@@ -231,7 +233,7 @@ pub fn QuestionCard(
                                 {label}
                             </button>
                         }
-                        .into_any()
+                        .into_row_view()
                     }
                 })
                 .collect_view();
@@ -288,7 +290,7 @@ pub fn QuestionCard(
                     </button>
                 </div>
             }
-            .into_any()
+            .into_row_view()
         }
     };
     view! {

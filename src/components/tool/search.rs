@@ -2,6 +2,8 @@
 //! and the match highlighted.
 
 use leptos::prelude::*;
+
+use crate::components::client_only::IntoRowView;
 use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
 
@@ -144,9 +146,9 @@ pub fn GrepView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
                                                     .into_iter()
                                                     .map(|(piece, hit)| {
                                                         if hit {
-                                                            view! { <mark>{piece}</mark> }.into_any()
+                                                            view! { <mark>{piece}</mark> }.into_row_view()
                                                         } else {
-                                                            piece.into_any()
+                                                            piece.into_row_view()
                                                         }
                                                     })
                                                     .collect_view()}
