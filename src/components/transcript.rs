@@ -12,6 +12,11 @@ use crate::protocol::ChatMessagePart;
 const SUGGESTIONS: [&str; 3] =
     ["Explain what this repository does", "Find and fix a failing test", "Add a README section on configuration"];
 
+/// Messages are drawn in groups of this many, each a box the browser skips as a whole while it is off screen
+/// (`content-visibility` in style/main.css). One such box per message made the visibility checks of 200 earlier
+/// messages cost more, while an answer streamed, than drawing the answer (docs/decisions.md).
+const MESSAGE_GROUP: usize = 16;
+
 /// How close to the bottom, in pixels, still counts as "at the bottom" (a wheel notch or rounding).
 const BOTTOM_SLACK: i32 = 48;
 
@@ -100,6 +105,12 @@ pub fn Transcript(
         })
     };
     let has_messages = move || message_rows.with(|rows| !rows.is_empty());
+    let group_count = move || message_rows.with(|rows| rows.len().div_ceil(MESSAGE_GROUP));
+    // A group keeps its place while messages are added after it, so its finished rows are never rebuilt.
+    let group_rows = move |group: usize| {
+        message_rows
+            .with(|rows| rows.iter().skip(group * MESSAGE_GROUP).take(MESSAGE_GROUP).cloned().collect::<Vec<_>>())
+    };
 
     view! {
         <section
@@ -113,8 +124,12 @@ pub fn Transcript(
             <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion/> }>
                 // The server renders an empty transcript; the rows are only ever built in the browser.
                 {ClientOnly(view! {
-                    <For each=move || message_rows.get() key=|row| row.id.clone() let:row>
-                        <MessageView row/>
+                    <For each=move || 0..group_count() key=|group| *group let:group>
+                        <div class="message-group">
+                            <For each=move || group_rows(group) key=|row| row.id.clone() let:row>
+                                <MessageView row/>
+                            </For>
+                        </div>
                     </For>
                 })}
             </Show>
