@@ -88,13 +88,15 @@ describe('MCP tools', () => {
     assert.deepEqual(await args.locator('.json-tree__key').allTextContents(), ['city', 'units']);
     assert.deepEqual(await args.locator('.json-tree__string').allTextContents(), ['Lisbon', 'C']);
     assert.equal(await result.locator('.tool-generic__label').textContent(), 'Result');
-    // The structured result as a tree (the server's structuredContent, nested object included), beside its text.
+    // The structured result as a tree (the server's structuredContent, nested object included), without the text
+    // that only repeats it as JSON.
     const keys = await result.locator('.json-tree__key').allTextContents();
     for (const key of ['structuredContent', 'city', 'temperature', 'value', 'unit', 'sky']) {
       assert.ok(keys.includes(key), `the result tree has no ${key}: ${keys}`);
     }
     assert.ok((await result.locator('.json-tree__string').allTextContents()).includes('clear'));
     assert.deepEqual(await result.locator('.json-tree__number').allTextContents(), ['21.5']);
+    assert.equal(await result.locator('.tool-output').count(), 0, 'the text that repeats structuredContent is shown once, as the tree');
     await lookup.screenshot({ path: path.join(ARTIFACTS_DIR, 'mcp-row.png') });
 
     const failed = answer.locator('.tool[data-tool="mcp__weather__fail"]');

@@ -37,7 +37,8 @@ fn is_empty(value: &Value) -> bool {
     }
 }
 
-/// A result's `text` as text; whatever else it carries as a tree.
+/// A result's `text` as text; whatever else it carries as a tree. A text that only repeats the structured content as
+/// JSON (what MCP servers are asked to send beside `structuredContent`) is left out: the tree shows it.
 #[component]
 fn ResultView(output: Value) -> impl IntoView {
     let (text, rest) = match output {
@@ -46,6 +47,7 @@ fn ResultView(output: Value) -> impl IntoView {
                 Some(Value::String(_)) => map.remove("text").and_then(|t| t.as_str().map(str::to_owned)),
                 Some(_) | None => None,
             };
+            let text = text.filter(|text| !repeats_structured_content(text, map.get("structuredContent")));
             (text, (!map.is_empty()).then_some(Value::Object(map)))
         }
         Value::String(text) => (Some(text), None),
@@ -55,6 +57,10 @@ fn ResultView(output: Value) -> impl IntoView {
         {text.filter(|t| !t.is_empty()).map(|text| view! { <pre class="tool-output">{text}</pre> })}
         {rest.map(|value| view! { <JsonTree value/> })}
     }
+}
+
+fn repeats_structured_content(text: &str, structured: Option<&Value>) -> bool {
+    structured.is_some_and(|structured| serde_json::from_str::<Value>(text).is_ok_and(|parsed| parsed == *structured))
 }
 
 #[component]
@@ -180,6 +186,21 @@ mod tests {
         {
             assert_eq!(web_link(unsafe_url), None, "{unsafe_url}");
         }
+    }
+
+    #[test]
+    fn a_text_that_repeats_the_structured_content_is_shown_once() {
+        let owner = Owner::new();
+        owner.set();
+        let render = |output: Value| view! { <ResultView output/> }.to_html();
+        let repeated =
+            render(serde_json::json!({"text": "{\"sky\": \"clear\"}", "structuredContent": {"sky": "clear"}}));
+        assert!(!repeated.contains("tool-output"), "{repeated}");
+        assert!(repeated.contains("clear"), "{repeated}");
+        let different = render(serde_json::json!({"text": "It is clear.", "structuredContent": {"sky": "clear"}}));
+        assert!(different.contains(r#"<pre class="tool-output">It is clear.</pre>"#), "{different}");
+        let text_only = render(serde_json::json!({"text": "{\"sky\": \"clear\"}"}));
+        assert!(text_only.contains("tool-output"), "{text_only}");
     }
 
     #[test]
