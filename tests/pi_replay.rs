@@ -203,3 +203,43 @@ async fn every_recording_through_the_server() {
     });
     futures_util::future::join_all(plays).await;
 }
+
+/// chatwire passes on what was queued since it last looked all at once, steering first; pi keeps the two kinds in
+/// separate queues, so the fake pi must replay a recording whatever the order across kinds.
+#[tokio::test]
+async fn the_fake_pi_takes_steering_and_follow_ups_in_either_order() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let scenario = "steer_followup";
+    let command = fake_pi_command(scenario);
+    let mut words = command.split(' ');
+    let mut pi = tokio::process::Command::new(words.next().unwrap())
+        .args(words)
+        .args(["--mode", "rpc"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let sent = [("p1", "prompt"), ("st1", "steer"), ("st2", "steer"), ("fu1", "follow_up"), ("fu2", "follow_up")];
+    let mut stdin = pi.stdin.take().unwrap();
+    for (id, kind) in sent {
+        let line = json!({"type": kind, "message": message_of(scenario, id), "id": format!("sent-{id}")});
+        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+    }
+    let mut stdout = BufReader::new(pi.stdout.take().unwrap()).lines();
+    let mut answered = Vec::new();
+    while answered.len() < sent.len() {
+        let line = tokio::time::timeout(WAIT, stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("the fake pi stopped after answering {answered:?}"))
+            .unwrap()
+            .expect("the fake pi replays to the end");
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = event["id"].as_str().and_then(|id| id.strip_prefix("sent-")) {
+            assert_eq!(event["success"], true, "{line}");
+            answered.push(id.to_owned());
+        }
+    }
+    assert_eq!(answered, ["p1", "st1", "fu1", "st2", "fu2"], "answered as the recording's gates come");
+}

@@ -233,3 +233,58 @@ async fn a_question_pi_stops_waiting_for_ends_as_timed_out() {
     let late = server.post("/api/chat/question", &answer);
     assert_eq!(late.send().await.unwrap().status(), 404, "an answer after the timeout reaches nobody");
 }
+
+/// A follow-up queued in the moment pi's agent ends reaches pi only once it is idle, and pi says nothing more then:
+/// the run still settles (pi keeps the message for its next prompt) instead of waiting for pi forever.
+#[tokio::test]
+async fn a_follow_up_that_reaches_pi_after_its_agent_ended_lets_the_run_settle() {
+    use chatwire::runtime::agent::RunControl;
+    use chatwire::runtime::event::AgentEvent;
+    use chatwire::runtime::pi::{self, PiConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        r#"#!/bin/sh
+{ANSWER}
+while IFS= read -r line; do
+  id=$(printf '%s\n' "$line" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p')
+  case "$line" in
+    *'"type":"prompt"'*) answer "$id" ;;
+    *'"type":"follow_up"'*) echo "{{\"id\":\"$id\",\"type\":\"response\",\"command\":\"follow_up\",\"success\":true}}" ;;
+    *'"type":"get_state"'*)
+      echo "{{\"id\":\"$id\",\"type\":\"response\",\"command\":\"get_state\",\"success\":true,\"data\":{{}}}}" ;;
+  esac
+done
+"#
+    );
+    let program = dir.path().join("fake-pi");
+    std::fs::write(&program, script).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = PiConfig { program, ..PiConfig::default() };
+    let mut slot = None;
+    pi::start(&mut slot, &config, dir.path(), None).await.unwrap();
+
+    let control = RunControl::default();
+    // Queued without waking the run yet: the wake comes only once the run has seen pi's agent end.
+    control.queues.lock().unwrap().follow_up.push_back("And then?".into());
+    let (events, mut received) = tokio::sync::mpsc::unbounded_channel();
+    let wake_after_the_end = {
+        let control = control.clone();
+        async move {
+            while let Some(event) = received.recv().await {
+                if matches!(event, AgentEvent::AgentEnd) {
+                    control.wake.notify_one();
+                }
+            }
+        }
+    };
+    let run = pi::run(&mut slot, &config, "Hello".into(), &control, &events);
+    let outcome = tokio::select! {
+        outcome = tokio::time::timeout(WAIT, run) => outcome.expect("the run settles"),
+        () = wake_after_the_end => unreachable!("the run holds a sender"),
+    };
+    outcome.unwrap();
+    let queues = control.queues.lock().unwrap();
+    assert!(queues.follow_up.is_empty(), "the follow-up went to pi");
+    assert!(queues.closed, "a settled run takes no more messages");
+}

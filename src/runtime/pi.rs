@@ -413,14 +413,14 @@ async fn drive(
                 event => {
                     observe(&event, &mut progress, control, &answers_in);
                     let _ = events.send(event);
-                    if progress.looks_idle() && progress.settle_probe.is_none() && close_queue(control) {
-                        // pi says nothing when it is done; its answer to a question asked now comes after everything
-                        // it had to say, and settles the run if pi is still idle then.
-                        progress.settle_probe = Some(process.send(json!({"type": "get_state"})).await?);
-                    }
+                    probe_once_idle(process, &mut progress, control).await?;
                 }
             },
-            () = control.wake.notified() => forward_queued(process, control).await?,
+            () = control.wake.notified() => {
+                forward_queued(process, control).await?;
+                // A message queued as pi's agent ended reaches an idle pi, which says nothing more about it.
+                probe_once_idle(process, &mut progress, control).await?;
+            }
             Some(UiReply { id, method, outcome }) = answers.recv() => {
                 let tool_call_id = format!("ui-{id}");
                 let (text, is_error) = match outcome {
@@ -498,6 +498,20 @@ impl Progress {
     fn looks_idle(&self) -> bool {
         !self.agent_active && !self.retry_pending
     }
+}
+
+/// Once pi looks idle and nothing waits in the run's queue, closes the queue and asks pi for its state: pi says
+/// nothing when it is done, and its answer to a question asked now comes after everything it had to say, settling
+/// the run if pi is still idle then.
+async fn probe_once_idle(
+    process: &mut PiProcess,
+    progress: &mut Progress,
+    control: &RunControl,
+) -> Result<(), PiFailure> {
+    if progress.looks_idle() && progress.settle_probe.is_none() && close_queue(control) {
+        progress.settle_probe = Some(process.send(json!({"type": "get_state"})).await?);
+    }
+    Ok(())
 }
 
 /// Closes the run's queue when nothing waits in it, so a send from now on starts the next run; false otherwise.

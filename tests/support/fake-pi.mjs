@@ -5,6 +5,8 @@
 // the answer to a `prompt`, `steer` or `follow_up` (a prompt with `streamingBehavior` is a steer or follow-up to
 // chatwire, which queues such messages itself), and for an `abort` the first line that shows the agent unwinding
 // (chatwire's Stop always sends `abort`; pi's abort also cancels a waiting retry, so an `abort_retry` gate takes it).
+// pi keeps steering and follow-ups in two queues, so only the order within each is pi's business: a `steer` that
+// comes while a `follow_up` gate waits (or the other way round) is held for the next gate of its own kind.
 // Commands that chatwire never sends in that state (idle aborts, `bash`, `compact`, queries) are not gates: their
 // answers go out with their recorded ids, which chatwire does not know and ignores. While waiting at a gate, and
 // after the last line, `get_state` is answered at once from the latest recorded state.
@@ -87,14 +89,20 @@ function print(value) {
   process.stdout.write(`${typeof value === 'string' ? value : JSON.stringify(value)}\n`);
 }
 
+/** Queued messages that came before their gate, each kind in the order chatwire sent them. */
+const held = { steer: [], follow_up: [] };
+
 /** Reads commands until one of `kind` comes; answers `get_state` and stray aborts meanwhile. null at the end of stdin. */
 async function waitFor(kind) {
+  if (held[kind]?.length) return held[kind].shift();
   for (;;) {
     const { value: line, done } = await stdinLines.next();
     if (done) return null;
     const command = JSON.parse(line);
     if (command.type === kind || (kind === 'abort' && command.type === 'abort_retry')) return command;
-    if (command.type === 'get_state') {
+    if (kind in held && command.type in held) {
+      held[command.type].push(command);
+    } else if (command.type === 'get_state') {
       print({ id: command.id, type: 'response', command: 'get_state', success: true, data: { ...state, isStreaming: false } });
     } else if (command.type === 'abort' || command.type === 'extension_ui_response') {
       if (command.id) print({ id: command.id, type: 'response', command: command.type, success: true });
@@ -125,5 +133,9 @@ for (const [i, event] of events.entries()) {
     state = { sessionFile: event.data.sessionFile, sessionId: event.data.sessionId };
   }
   print(lines[i]);
+}
+for (const command of [...held.steer, ...held.follow_up]) {
+  process.stderr.write(`fake pi: the recording has no gate left for ${command.type}\n`);
+  print({ id: command.id, type: 'response', command: command.type, success: false, error: `unexpected ${command.type}` });
 }
 await waitFor('nothing more: the recording has ended');
