@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::cli::{ProviderKind, ServeArgs};
+use super::cli::{ProviderKind, RuntimeKind, ServeArgs};
 use crate::runtime::agent::{Agent, AgentConfig};
 use crate::runtime::mcp::{McpConfigError, McpServerConfig, McpServers, McpSettings};
 use crate::runtime::models::{CatalogError, ModelCatalog, ModelEntry};
@@ -161,7 +161,11 @@ pub fn catalog_with(
             (vec![flags], None)
         }
     };
-    let optional = optional_tools(search_url.as_deref(), find_python3)?;
+    let optional = match args.runtime {
+        RuntimeKind::Agent => optional_tools(search_url.as_deref(), find_python3)?,
+        // pi runs its own tools; looking for a python3 would only log tools no run is offered.
+        RuntimeKind::Pi => OptionalTools::default(),
+    };
     let client = http_client();
     let mut entries = models
         .iter()
@@ -395,6 +399,11 @@ provider = "scripted"
             search(&serve_args(&["--config", file, "--search-url", "http://127.0.0.1:1/s"])).as_deref(),
             Some("http://127.0.0.1:1/s"),
             "the flag wins"
+        );
+        assert_eq!(
+            search(&serve_args(&["--runtime", "pi", "--search-url", "http://127.0.0.1:1/s"])),
+            None,
+            "pi runs its own tools"
         );
         let error = catalog(&serve_args(&["--search-url", "ftp://x/"]), LOOPBACK, &no_env).err().unwrap();
         assert!(matches!(error, ConfigError::SearchUrl(ref m) if m.contains("not an http(s) URL")), "{error}");
