@@ -9,11 +9,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   ARTIFACTS_DIR,
-  launchBrowser,
-  openApp,
+  openChat,
+  sendPrompt,
   startServer,
   waitForHydration,
-  watchProblems,
   writeScript,
 } from './support.mjs';
 
@@ -63,17 +62,8 @@ describe('MCP tools', () => {
 
   test('a call shows server, tool, arguments and result; an error result shows the error', { timeout: 120_000 }, async (t) => {
     assert.match(server.output(), /MCP server started/, 'the server log says the MCP server started');
-    const browser = await launchBrowser({ viewport: { width: 1000, height: 800 } });
-    t.after(() => browser.close());
-    const { context } = browser;
-    const { check } = watchProblems(context);
-    const page = context.pages()[0] ?? (await context.newPage());
-    await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
-
-    await openApp(page, server);
-    const input = page.locator('[data-testid="composer"] textarea');
-    await input.fill('What is the weather in Lisbon?');
-    await input.press('Enter');
+    const { page, check } = await openChat(t, server, { viewport: { width: 1000, height: 800 } });
+    await sendPrompt(page, 'What is the weather in Lisbon?');
 
     const answer = page.locator('.message[data-role="assistant"]').first();
     await answer.getByText('It is clear in Lisbon.').waitFor({ timeout: 60_000 });

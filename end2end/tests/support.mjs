@@ -298,6 +298,29 @@ export async function openApp(page, server) {
   await waitForHydration(page);
 }
 
+/**
+ * The start of a browser test: Chromium with a fresh profile (closed when test `t` ends), problems watched (see
+ * `watchProblems`; `requests` goes to it), the artifacts directory made, and the app open and hydrated.
+ * Resolves to { context, page, check }.
+ */
+export async function openChat(t, server, { viewport, requests = true } = {}) {
+  const browser = await launchBrowser({ viewport });
+  t.after(() => browser.close());
+  const { context } = browser;
+  const { check } = watchProblems(context, { requests });
+  const page = context.pages()[0] ?? (await context.newPage());
+  await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
+  await openApp(page, server);
+  return { context, page, check };
+}
+
+/** Types `text` into the composer and sends it with Enter. */
+export async function sendPrompt(page, text) {
+  const input = page.locator('[data-testid="composer"] textarea');
+  await input.fill(text);
+  await input.press('Enter');
+}
+
 /** Waits until the client has taken over the server-rendered page. */
 export async function waitForHydration(page) {
   await page.waitForSelector('.app[data-hydrated="true"]', { timeout: HYDRATION_TIMEOUT_MS, state: 'attached' });

@@ -4,15 +4,13 @@
 // staying text.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import {
   ARTIFACTS_DIR,
-  launchBrowser,
-  openApp,
+  openChat,
+  sendPrompt,
   startServer,
   waitForHydration,
-  watchProblems,
   writeScript,
 } from './support.mjs';
 
@@ -82,20 +80,11 @@ describe('tool rows', () => {
   }, { timeout: 30_000 });
 
   test('renderers show their content and never markup from the agent', { timeout: 180_000 }, async (t) => {
-    const browser = await launchBrowser({ viewport: { width: 1100, height: 900 } });
-    t.after(() => browser.close());
-    const { context } = browser;
     // Streams cut by the reload below are the test's own doing; markup turning into a dialog is not.
-    const { check } = watchProblems(context, { requests: false });
-    const page = context.pages()[0] ?? (await context.newPage());
-    await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
-
-    await openApp(page, server);
+    const { page, check } = await openChat(t, server, { viewport: { width: 1100, height: 900 }, requests: false });
     const imagesBefore = await page.locator('img').count();
 
-    const input = page.locator('[data-testid="composer"] textarea');
-    await input.fill('Show me the tools');
-    await input.press('Enter');
+    await sendPrompt(page, 'Show me the tools');
 
     // The Write row opens while the model is still writing its arguments: the path first, then the content line by line.
     const answer = page.locator('.message[data-role="assistant"]').first();

@@ -5,9 +5,8 @@
 // screenshot per renderer in end2end/artifacts/. (WebSearch needs a search backend: websearch.test.mjs.)
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, waitForHydration, watchProblems } from './support.mjs';
+import { ARTIFACTS_DIR, openChat, sendPrompt, startServer, waitForHydration } from './support.mjs';
 const STEP_TIMEOUT_MS = 60_000;
 
 // The demo's optional edit, the one this walk denies.
@@ -30,17 +29,8 @@ describe('demo walkthrough with approvals', () => {
   }, { timeout: 30_000 });
 
   test('approve, deny, answer, and every row shows what it did', { timeout: 300_000 }, async (t) => {
-    const browser = await launchBrowser({ viewport: { width: 1000, height: 900 } });
-    t.after(() => browser.close());
-    const { context } = browser;
-    const { check } = watchProblems(context);
-    const page = context.pages()[0] ?? (await context.newPage());
-    await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
-
-    await openApp(page, server);
-    const input = page.locator('[data-testid="composer"] textarea');
-    await input.fill('Show me what you can do');
-    await input.press('Enter');
+    const { page, check } = await openChat(t, server, { viewport: { width: 1000, height: 900 } });
+    await sendPrompt(page, 'Show me what you can do');
     const answer = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').last();
     const row = (id) => answer.locator(`[data-tool-call-id="${id}"]`);
 

@@ -5,10 +5,9 @@
 // (HTTP 500) ends its row as an error. Runs under --approve writes: a search changes nothing, so it never waits.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
-import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, watchProblems, writeScript } from './support.mjs';
+import { ARTIFACTS_DIR, openChat, sendPrompt, startServer, writeScript } from './support.mjs';
 
 const XSS = '<img src=x onerror=alert(1)>';
 const QUERY = 'leptos streaming ssr';
@@ -82,17 +81,8 @@ describe('web search', () => {
   }, { timeout: 30_000 });
 
   test('the row shows the query and the results as links', { timeout: 120_000 }, async (t) => {
-    const browser = await launchBrowser({ viewport: { width: 1000, height: 900 } });
-    t.after(() => browser.close());
-    const { context } = browser;
-    const { check } = watchProblems(context);
-    const page = context.pages()[0] ?? (await context.newPage());
-    await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
-
-    await openApp(page, server);
-    const input = page.locator('[data-testid="composer"] textarea');
-    await input.fill('Search the web for me');
-    await input.press('Enter');
+    const { page, check } = await openChat(t, server, { viewport: { width: 1000, height: 900 } });
+    await sendPrompt(page, 'Search the web for me');
     const answer = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').last();
     await answer.getByText('Search done.').waitFor({ timeout: 60_000 });
 
