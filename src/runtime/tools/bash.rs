@@ -59,11 +59,7 @@ impl Tool for BashTool {
         Box::pin(async move {
             let args = try_arg!(Args::new(&args));
             let command = try_arg!(args.string("command"));
-            let timeout = match try_arg!(args.opt_number("timeout")) {
-                None => self.limits.bash_timeout,
-                Some(secs) if secs > 0.0 && secs <= 1e9 => Duration::from_secs_f64(secs),
-                Some(_) => return ToolOutput::error("field `timeout` must be a positive number of seconds"),
-            };
+            let timeout = try_arg!(args.opt_seconds("timeout")).unwrap_or(self.limits.bash_timeout);
             let mut bash = Command::new("bash");
             bash.arg("-c").arg(command);
             let program = Program { label: "bash", command: bash, stdin: None, log_prefix: "bash" };

@@ -177,6 +177,15 @@ impl<'v> Args<'v> {
         }
     }
 
+    /// A positive number of seconds (at most 10^9, which `Duration` holds).
+    pub(crate) fn opt_seconds(&self, field: &str) -> Result<Option<std::time::Duration>, String> {
+        match self.opt_number(field)? {
+            None => Ok(None),
+            Some(secs) if secs > 0.0 && secs <= 1e9 => Ok(Some(std::time::Duration::from_secs_f64(secs))),
+            Some(_) => Err(format!("field `{field}` must be a positive number of seconds")),
+        }
+    }
+
     /// A whole number of at least `min`.
     pub(crate) fn opt_count(&self, field: &str, min: usize) -> Result<Option<usize>, String> {
         match self.opt_number(field)? {
@@ -258,6 +267,21 @@ mod tests {
             assert!(!t.description().is_empty());
             assert_eq!(t.read_only(), matches!(t.name(), "read" | "grep" | "glob" | "ls"), "{}", t.name());
         }
+    }
+
+    #[test]
+    fn a_timeout_is_a_positive_number_of_seconds() {
+        let seconds = |value: Value| Args::new(&json!({ "timeout": value })).unwrap().opt_seconds("timeout");
+        assert_eq!(seconds(json!(1.5)), Ok(Some(std::time::Duration::from_millis(1500))));
+        assert_eq!(seconds(json!("30")), Ok(Some(std::time::Duration::from_secs(30))));
+        for bad in [json!(0), json!(-1), json!(1e10)] {
+            assert_eq!(
+                seconds(bad.clone()),
+                Err("field `timeout` must be a positive number of seconds".into()),
+                "{bad}"
+            );
+        }
+        assert_eq!(Args::new(&json!({})).unwrap().opt_seconds("timeout"), Ok(None));
     }
 
     #[test]

@@ -2,13 +2,12 @@
 //! interpreter, the way `bash` runs a command (own process group, timeout, live output, long output kept in a file).
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::process::Command;
 
 use super::bash::{Program, run_program};
-use super::{Args, Tool, ToolContext, ToolFuture, ToolLimits, ToolOutput, try_arg};
+use super::{Args, Tool, ToolContext, ToolFuture, ToolLimits, try_arg};
 
 /// The program `python3 -c` runs: it reads the cell from standard input and runs it as `__main__`.
 const CELL_RUNNER: &str = include_str!("python_cell.py");
@@ -57,11 +56,7 @@ impl Tool for PythonTool {
         Box::pin(async move {
             let args = try_arg!(Args::new(&args));
             let code = try_arg!(args.string("code"));
-            let timeout = match try_arg!(args.opt_number("timeout")) {
-                None => self.limits.bash_timeout,
-                Some(secs) if secs > 0.0 && secs <= 1e9 => Duration::from_secs_f64(secs),
-                Some(_) => return ToolOutput::error("field `timeout` must be a positive number of seconds"),
-            };
+            let timeout = try_arg!(args.opt_seconds("timeout")).unwrap_or(self.limits.bash_timeout);
             let mut python = Command::new(&self.python);
             python.arg("-u").arg("-c").arg(CELL_RUNNER);
             let program = Program {
@@ -101,7 +96,7 @@ fn python_version(python: &Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     use tokio_util::sync::CancellationToken;
 
