@@ -222,7 +222,7 @@ impl EventMapper {
                 self.track_tool(&tool_call_id, &tool_name);
                 // Without new arguments the call keeps the ones it has.
                 let input = non_null(args);
-                let part_name = &self.run.as_ref().expect("a run is open here").tools[&tool_call_id].part_name;
+                let part_name = &self.run_ref().tools[&tool_call_id].part_name;
                 let known = input.as_ref().or_else(|| known_input(&self.snapshot, &tool_call_id));
                 let output = normalize_output(part_name, known.unwrap_or(&Value::Null), &partial_result, false, false);
                 self.tool_frame(&tool_call_id, ToolState::InputAvailable, input, Some(output), None, out);
@@ -285,6 +285,10 @@ impl EventMapper {
     fn run_mut(&mut self) -> &mut RunState {
         // Every caller opens a run first (`ensure_run` / `open_run`).
         self.run.as_mut().expect("a run is open here")
+    }
+
+    fn run_ref(&self) -> &RunState {
+        self.run.as_ref().expect("a run is open here")
     }
 
     /// Events that only make sense inside a run open one when a stream starts mid-run.
@@ -506,7 +510,7 @@ impl EventMapper {
     }
 
     fn finish_tool(&mut self, tool_call_id: &str, result: &ToolResult, is_error: bool, out: &mut Vec<ChatFrame>) {
-        let track = &self.run.as_ref().expect("a run is open here").tools[tool_call_id];
+        let track = &self.run_ref().tools[tool_call_id];
         let input = known_input(&self.snapshot, tool_call_id).unwrap_or(&Value::Null);
         let output = normalize_output(&track.part_name, input, result, true, is_error);
         let (state, error_text) = if is_error {
