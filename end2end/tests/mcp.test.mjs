@@ -6,17 +6,15 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   ARTIFACTS_DIR,
+  mcpTestServerConfig,
   openChat,
   sendPrompt,
   startServer,
   waitForHydration,
   writeScript,
 } from './support.mjs';
-
-const MCP_SERVER = fileURLToPath(new URL('../../tests/support/mcp-server.mjs', import.meta.url));
 
 const SCRIPT = {
   chunkChars: 40,
@@ -46,10 +44,7 @@ describe('MCP tools', () => {
       'provider = "scripted"',
       `script = ${JSON.stringify(script.file)}`,
       '',
-      '[mcp.weather]',
-      'command = "node"',
-      `args = [${JSON.stringify(MCP_SERVER)}]`,
-      '',
+      mcpTestServerConfig('weather'),
     ].join('\n');
     await fs.writeFile(config, toml);
     server = await startServer({ args: ['--config', config, '--approve', 'never'] });

@@ -333,3 +333,38 @@ export async function writeScript(script, name = 'script.json') {
   await fs.writeFile(file, JSON.stringify(script));
   return { file, remove: () => removeDir(dir) };
 }
+
+/** The MCP server of the tests (tests/support/mcp-server.mjs): tools `lookup`, `add_note`, `fail`, `slow`, `crash`. */
+export const MCP_TEST_SERVER = fileURLToPath(new URL('../../tests/support/mcp-server.mjs', import.meta.url));
+
+/** The `[mcp.<name>]` table of a config file that runs the test MCP server. */
+export function mcpTestServerConfig(name = 'weather') {
+  return [`[mcp.${name}]`, 'command = "node"', `args = [${JSON.stringify(MCP_TEST_SERVER)}]`, ''].join('\n');
+}
+
+/**
+ * A local search backend in the SearXNG JSON shape (a test double of the external service; the tests cannot reach
+ * the internet) on a free port, answering every query with `results`, except `failingQuery` with HTTP 500.
+ * Resolves to { url, queries, close() }; `queries` records each request's path, `q` and `format`.
+ */
+export async function startSearchBackend(results, { failingQuery } = {}) {
+  const queries = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://localhost');
+    queries.push({ path: url.pathname, q: url.searchParams.get('q'), format: url.searchParams.get('format') });
+    if (failingQuery !== undefined && url.searchParams.get('q') === failingQuery) {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('search engine unavailable');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ query: url.searchParams.get('q'), number_of_results: results.length, results }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/search`,
+    queries,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}

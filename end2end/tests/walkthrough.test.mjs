@@ -2,11 +2,23 @@
 // approve the commands, the Python code and the file changes, deny the optional edit, answer the question; then check
 // what each row shows (approval cards with the command, the code, the diff and the file, the denied call, the
 // answered question, the Python output, the chart's SVG, the task group with the sub-agent's rows) and save a
-// screenshot per renderer in end2end/artifacts/. (WebSearch needs a search backend: websearch.test.mjs.)
+// screenshot per renderer in end2end/artifacts/. The server has a local search backend and the test MCP server
+// configured, so the demo also searches the web and asks the MCP server (calls it makes only when they are offered).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ARTIFACTS_DIR, openChat, sendPrompt, startServer, waitForHydration } from './support.mjs';
+import {
+  ARTIFACTS_DIR,
+  makeTempDir,
+  mcpTestServerConfig,
+  openChat,
+  removeDir,
+  sendPrompt,
+  startSearchBackend,
+  startServer,
+  waitForHydration,
+} from './support.mjs';
 const STEP_TIMEOUT_MS = 60_000;
 
 // The demo's optional edit, the one this walk denies.
@@ -15,17 +27,33 @@ const OPTIONAL_EDIT = 'Greet everyone on the list.';
 /** The text of a diff's lines of one kind (`added`, `removed`, `context`), without numbers and sign. */
 const lines = (card, kind) => card.locator(`.diff-line--${kind} .diff-line__text`).allTextContents();
 
+const SEARCH_RESULTS = [
+  {
+    title: 'Formatted string literals',
+    url: 'https://docs.python.org/3/reference/lexical_analysis.html#f-strings',
+    content: 'A formatted string literal or f-string is a string literal that is prefixed with f or F.',
+  },
+];
+
 const screenshot = (locator, name) => locator.screenshot({ path: path.join(ARTIFACTS_DIR, `walkthrough-${name}.png`) });
 
 describe('demo walkthrough with approvals', () => {
   let server;
+  let backend;
+  let configDir;
 
   before(async () => {
-    server = await startServer({ args: ['--approve', 'writes'] });
+    backend = await startSearchBackend(SEARCH_RESULTS);
+    configDir = await makeTempDir('chatwire-config-');
+    const config = path.join(configDir, 'chatwire.toml');
+    await fs.writeFile(config, mcpTestServerConfig('weather'));
+    server = await startServer({ args: ['--approve', 'writes', '--config', config, '--search-url', backend.url] });
   }, { timeout: 90_000 });
 
   after(async () => {
     await server?.stop();
+    await backend?.close();
+    await removeDir(configDir);
   }, { timeout: 30_000 });
 
   test('approve, deny, answer, and every row shows what it did', { timeout: 300_000 }, async (t) => {
@@ -206,6 +234,27 @@ describe('demo walkthrough with approvals', () => {
     const todo = topRow('TodoWrite').last();
     assert.equal(await todo.locator('.tool-todo__item--done').count(), await todo.locator('.tool-todo__item').count());
     assert.match(await todo.locator('.tool-todo__text').first().textContent(), /^Look around the workspace$/);
+
+    // The web search and the MCP call, made because both were offered; neither waits for approval.
+    const search = topRow('WebSearch');
+    assert.equal(await search.count(), 1);
+    assert.equal(await search.getAttribute('data-status'), 'done');
+    assert.equal(await search.locator('.tool-search__query').innerText(), 'python f-string formatting');
+    assert.deepEqual(await search.locator('a.tool-websearch__title').allInnerTexts(), ['Formatted string literals']);
+    assert.equal(await search.locator('a.tool-websearch__title').getAttribute('href'), SEARCH_RESULTS[0].url);
+    assert.deepEqual(backend.queries.map((query) => query.q), ['python f-string formatting']);
+    await screenshot(search, 'row-websearch');
+    const mcp = topRow('mcp__weather__lookup');
+    assert.equal(await mcp.count(), 1);
+    assert.equal(await mcp.getAttribute('data-status'), 'done');
+    assert.equal(await mcp.locator('.tool__server').textContent(), 'mcp · weather');
+    assert.equal(await mcp.locator('.tool__name').textContent(), 'lookup');
+    assert.deepEqual(await mcp.locator('.tool-generic__section').first().locator('.json-tree__string').allTextContents(), [
+      'Lisbon',
+      'C',
+    ]);
+    assert.ok((await mcp.locator('.json-tree__string').allTextContents()).includes('clear'), 'the result tree is shown');
+    await screenshot(mcp, 'row-mcp');
 
     // Tool text is text: nothing the demo's tools returned became markup.
     assert.equal(await answer.locator('script, img, iframe').count(), 0);

@@ -5,9 +5,8 @@
 // (HTTP 500) ends its row as an error. Runs under --approve writes: a search changes nothing, so it never waits.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import path from 'node:path';
-import { ARTIFACTS_DIR, openChat, sendPrompt, startServer, writeScript } from './support.mjs';
+import { ARTIFACTS_DIR, openChat, sendPrompt, startSearchBackend, startServer, writeScript } from './support.mjs';
 
 const XSS = '<img src=x onerror=alert(1)>';
 const QUERY = 'leptos streaming ssr';
@@ -38,36 +37,13 @@ const SCRIPT = {
   ],
 };
 
-/** Starts the search double on a free port; resolves to { url, queries, close() }. */
-async function startSearchBackend() {
-  const queries = [];
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    queries.push({ path: url.pathname, q: url.searchParams.get('q'), format: url.searchParams.get('format') });
-    if (url.searchParams.get('q') === FAILING_QUERY) {
-      res.writeHead(500, { 'content-type': 'text/plain' });
-      res.end('search engine unavailable');
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ query: url.searchParams.get('q'), number_of_results: RESULTS.length, results: RESULTS }));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  return {
-    url: `http://127.0.0.1:${port}/search`,
-    queries,
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
-
 describe('web search', () => {
   let backend;
   let script;
   let server;
 
   before(async () => {
-    backend = await startSearchBackend();
+    backend = await startSearchBackend(RESULTS, { failingQuery: FAILING_QUERY });
     script = await writeScript(SCRIPT);
     server = await startServer({
       args: ['--script', script.file, '--search-url', backend.url, '--approve', 'writes'],

@@ -9,7 +9,10 @@
 //!   "turns": [
 //!     {
 //!       "thinking": "…", "text": "…",
-//!       "toolCalls": [{ "name": "write", "arguments": { "path": "a.txt", "content": "…" } }],
+//!       "toolCalls": [
+//!         { "name": "write", "arguments": { "path": "a.txt", "content": "…" } },
+//!         { "name": "web_search", "arguments": { "query": "…" }, "whenOffered": true }
+//!       ],
 //!       "stop": "length",                 // optional: end as if the output limit was hit
 //!       "fail": { "status": 503, "message": "Service Unavailable", "times": 1 },  // optional
 //!       "chunkChars": 4, "delayMs": 5     // optional per-turn pacing
@@ -27,6 +30,9 @@
 //! plays that sub-agent's turns instead, by the same rule. A `fail` makes the
 //! first `times` attempts at that point of a conversation fail (5xx, 429 and
 //! 408 are retryable, other statuses are not), which exercises automatic retry.
+//! A call marked `whenOffered` is made only when the request offers a tool of
+//! that name, as a real model can only call the tools it was given: the demo
+//! searches the web and asks an MCP server only where those are configured.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -86,11 +92,20 @@ pub struct ScriptTurn {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScriptToolCall {
     pub name: String,
     #[serde(default)]
     pub arguments: Value,
+    /// Skip the call unless the request offers a tool of this name.
+    #[serde(default)]
+    pub when_offered: bool,
+}
+
+impl ScriptToolCall {
+    fn is_made_for(&self, request: &ModelRequest) -> bool {
+        !self.when_offered || request.tools.iter().any(|tool| tool.name == self.name)
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize)]
@@ -239,7 +254,8 @@ impl Provider for ScriptedProvider {
                 pause(delay, cancel).await?;
                 sink(StreamEvent::TextDelta(piece.to_owned()));
             }
-            for (index, call) in turn.tool_calls.iter().enumerate() {
+            let calls: Vec<&ScriptToolCall> = turn.tool_calls.iter().filter(|call| call.is_made_for(request)).collect();
+            for (index, call) in calls.iter().enumerate() {
                 pause(delay, cancel).await?;
                 let id = format!("call_{calls_so_far}_{index}");
                 sink(StreamEvent::ToolCallStart { index, id, name: call.name.clone() });
@@ -251,7 +267,7 @@ impl Provider for ScriptedProvider {
             }
             let output_tokens = (turn.text.len() + turn.thinking.len()) as u64 / 4;
             sink(StreamEvent::Usage { input_tokens: 0, output_tokens });
-            Ok(match (turn.stop, turn.tool_calls.is_empty()) {
+            Ok(match (turn.stop, calls.is_empty()) {
                 (Some(ScriptStop::Length), _) => ModelStop::Length,
                 (None, false) => ModelStop::ToolUse,
                 (None, true) => ModelStop::Stop,
@@ -262,6 +278,7 @@ impl Provider for ScriptedProvider {
 
 #[cfg(test)]
 mod tests {
+    use super::super::provider::ToolSpec;
     use super::*;
 
     #[test]
@@ -287,6 +304,10 @@ mod tests {
         ] {
             assert!(names.contains(tool), "the demo never calls {tool}");
         }
+        for optional in ["web_search", "mcp__weather__lookup"] {
+            let call = demo.turns.iter().flat_map(|t| &t.tool_calls).find(|c| c.name == optional);
+            assert!(call.is_some_and(|c| c.when_offered), "the demo never calls {optional}, or calls it unoffered");
+        }
         assert!(demo.turns.iter().any(|t| t.fail.is_some()), "the demo has no injected failure");
         assert!(demo.turns.iter().any(|t| !t.thinking.is_empty()), "the demo never thinks");
         let tasks: Vec<&str> = demo
@@ -299,6 +320,59 @@ mod tests {
         for prompt in &tasks {
             assert!(demo.subagents.iter().any(|s| s.prompt == *prompt), "no sub-agent plays the task {prompt:?}");
         }
+    }
+
+    fn offering(tools: &[&str]) -> ModelRequest {
+        ModelRequest {
+            system: String::new(),
+            messages: vec![ModelMessage::User { text: "go".into() }],
+            tools: tools
+                .iter()
+                .map(|name| ToolSpec { name: (*name).to_owned(), description: String::new(), parameters: Value::Null })
+                .collect(),
+        }
+    }
+
+    /// The names of the calls the provider streams, and how the answer stops.
+    async fn calls_made(script: &str, request: &ModelRequest) -> (Vec<(String, usize)>, ModelStop) {
+        let provider = ScriptedProvider::new(Script::parse(script).unwrap());
+        let mut started = Vec::new();
+        let stop = provider
+            .stream(
+                request,
+                &mut |event| {
+                    if let StreamEvent::ToolCallStart { index, name, .. } = event {
+                        started.push((name, index));
+                    }
+                },
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        (started, stop)
+    }
+
+    #[tokio::test]
+    async fn calls_marked_when_offered_are_made_only_when_their_tool_is_offered() {
+        let script = r#"{"delayMs": 0, "turns": [{"text": "Looking.", "toolCalls": [
+            {"name": "web_search", "arguments": {"query": "q"}, "whenOffered": true},
+            {"name": "ls", "arguments": {}},
+            {"name": "mcp__weather__lookup", "arguments": {"city": "Lisbon"}, "whenOffered": true}
+        ]}]}"#;
+        let named = |calls: &[(&str, usize)]| calls.iter().map(|(n, i)| ((*n).to_owned(), *i)).collect::<Vec<_>>();
+
+        let (calls, stop) = calls_made(script, &offering(&["ls", "web_search", "mcp__weather__lookup"])).await;
+        assert_eq!(calls, named(&[("web_search", 0), ("ls", 1), ("mcp__weather__lookup", 2)]));
+        assert_eq!(stop, ModelStop::ToolUse);
+
+        let (calls, _) = calls_made(script, &offering(&["ls", "mcp__weather__lookup"])).await;
+        assert_eq!(calls, named(&[("ls", 0), ("mcp__weather__lookup", 1)]), "indices stay dense");
+
+        let only_optional = r#"{"delayMs": 0, "turns": [{"text": "Maybe.", "toolCalls": [
+            {"name": "web_search", "arguments": {"query": "q"}, "whenOffered": true}]}]}"#;
+        let (calls, stop) = calls_made(only_optional, &offering(&["ls"])).await;
+        assert!(calls.is_empty());
+        assert_eq!(stop, ModelStop::Stop, "an answer without calls ends the run, as a model's would");
     }
 
     #[test]
