@@ -19,6 +19,8 @@ use crate::protocol::*;
 
 /// A stream that has been silent this long is taken for dead: the server writes a keepalive every 15 s.
 const STALL_TIMEOUT: Duration = Duration::from_secs(45);
+/// How often the stall watchdog looks; a stall is noticed after between `STALL_TIMEOUT` and this much more.
+const STALL_CHECK_EVERY: Duration = Duration::from_secs(5);
 
 /// Why a request to the server failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -211,28 +213,35 @@ async fn read_frames(
         if frames.is_empty() { Flow::Continue } else { on_frames(frames) }
     };
     let stalled = Rc::new(Cell::new(false));
-    let watchdog: RefCell<Option<leptos::prelude::TimeoutHandle>> = RefCell::new(None);
-    let rearm = || {
-        if let Some(previous) = watchdog.borrow_mut().take() {
-            previous.clear();
-        }
-        let (controller, stalled) = (handle.controller.clone(), stalled.clone());
-        let timer = leptos::prelude::set_timeout_with_handle(
-            move || {
-                stalled.set(true);
-                controller.abort();
-            },
-            STALL_TIMEOUT,
-        );
-        *watchdog.borrow_mut() = timer.ok();
+    // One interval per stream rather than a timer re-armed per chunk: at hundreds of chunks a second, clearing and
+    // setting a timeout each time was a measurable share of the main thread.
+    let chunks_read = Rc::new(Cell::new(0_u64));
+    let watchdog = {
+        let (controller, stalled, chunks_read) = (handle.controller.clone(), stalled.clone(), chunks_read.clone());
+        let (seen, silent_checks) = (Cell::new(0_u64), Cell::new(0_u32));
+        let checks_to_stall = (STALL_TIMEOUT.as_millis() / STALL_CHECK_EVERY.as_millis()) as u32;
+        IntervalGuard(
+            leptos::prelude::set_interval_with_handle(
+                move || {
+                    if seen.replace(chunks_read.get()) != chunks_read.get() {
+                        silent_checks.set(0);
+                    } else if silent_checks.replace(silent_checks.get() + 1) + 1 >= checks_to_stall {
+                        stalled.set(true);
+                        controller.abort();
+                    }
+                },
+                STALL_CHECK_EVERY,
+            )
+            .ok(),
+        )
     };
     let outcome = loop {
-        rearm();
         let chunk = match JsFuture::from(reader.read()).await {
             Ok(chunk) => chunk,
             Err(_) if stalled.get() => break Err(ClientError::Stalled),
             Err(error) => break Err(js_error(error)),
         };
+        chunks_read.set(chunks_read.get() + 1);
         let done = Reflect::get(&chunk, &"done".into()).ok().and_then(|d| d.as_bool()).unwrap_or(true);
         if done {
             break Ok(match deliver(decoder.finish()) {
@@ -245,10 +254,19 @@ async fn read_frames(
             break Ok(StreamEnd::Stopped);
         }
     };
-    if let Some(timer) = watchdog.borrow_mut().take() {
-        timer.clear();
-    }
+    drop(watchdog);
     outcome
+}
+
+/// Clears its interval when dropped, also when the read is abandoned mid-await or ends early with an error.
+struct IntervalGuard(Option<leptos::prelude::IntervalHandle>);
+
+impl Drop for IntervalGuard {
+    fn drop(&mut self) {
+        if let Some(interval) = self.0.take() {
+            interval.clear();
+        }
+    }
 }
 
 /// A pause that ends early when `wake` is called: the reconnect back-off, cut short when the tab comes back or
