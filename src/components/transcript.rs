@@ -66,7 +66,17 @@ pub fn Transcript(
                 }
                 let changed = report.rows_changed || !report.parts_updated.is_empty();
                 if changed && follow.get_untracked() {
-                    scroll_to_bottom();
+                    // In this same frame, once the views have applied the sync (their effects run as tasks on
+                    // the microtask queue, before the frame renders): a scroll one animation frame later made
+                    // the browser lay out and paint twice per sync.
+                    leptos::task::spawn_local(async move {
+                        leptos::task::tick().await;
+                        if follow.get_untracked()
+                            && let Some(element) = scroller.get_untracked()
+                        {
+                            element.set_scroll_top(element.scroll_height());
+                        }
+                    });
                 }
             })
         });
