@@ -45,41 +45,42 @@ pub fn Transcript(
             }
         })
     };
-    // However many batches of frames arrive, the rows are brought up to date at most every other animation frame
-    // (~30 times a second): one markdown re-parse of the open tail and one DOM update, layout and paint per sync,
-    // not per network chunk. Text appearing 30 times a second reads as smooth; each sync costs a layout and a paint.
+    // Stream frames reach the snapshot at most every other animation frame (`client::FrameBatcher`), so the rows
+    // are brought up to date as the snapshot changes, in the same frame: one markdown re-parse of the open tail,
+    // one DOM update, layout and paint per batch. A hidden tab waits for its next animation frame, when shown.
     let sync_scheduled = StoredValue::new(false);
+    let sync_rows = move || {
+        sync_scheduled.set_value(false);
+        let report =
+            chat.with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot))).unwrap_or_default();
+        if report.session_replaced && !follow.get_untracked() {
+            follow.set(true);
+        }
+        let changed = report.rows_changed || !report.parts_updated.is_empty();
+        if changed && follow.get_untracked() {
+            // Once the views have applied the sync (their effects run as tasks on the microtask queue, before
+            // the frame renders): a scroll one animation frame later made the browser lay out and paint twice.
+            leptos::task::spawn_local(async move {
+                leptos::task::tick().await;
+                if follow.get_untracked()
+                    && let Some(element) = scroller.get_untracked()
+                {
+                    element.set_scroll_top(element.scroll_height());
+                }
+            });
+        }
+    };
     Effect::new(move |_| {
         chat.track();
         if sync_scheduled.get_value() {
             return;
         }
-        sync_scheduled.set_value(true);
-        request_animation_frame(move || {
-            request_animation_frame(move || {
-                sync_scheduled.set_value(false);
-                let report = chat
-                    .with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot)))
-                    .unwrap_or_default();
-                if report.session_replaced && !follow.get_untracked() {
-                    follow.set(true);
-                }
-                let changed = report.rows_changed || !report.parts_updated.is_empty();
-                if changed && follow.get_untracked() {
-                    // In this same frame, once the views have applied the sync (their effects run as tasks on
-                    // the microtask queue, before the frame renders): a scroll one animation frame later made
-                    // the browser lay out and paint twice per sync.
-                    leptos::task::spawn_local(async move {
-                        leptos::task::tick().await;
-                        if follow.get_untracked()
-                            && let Some(element) = scroller.get_untracked()
-                        {
-                            element.set_scroll_top(element.scroll_height());
-                        }
-                    });
-                }
-            })
-        });
+        if page_is_hidden() {
+            sync_scheduled.set_value(true);
+            request_animation_frame(sync_rows);
+        } else {
+            sync_rows();
+        }
     });
     let on_scroll = move |_| {
         let Some(element) = scroller.get_untracked() else { return };
@@ -151,6 +152,14 @@ pub fn Transcript(
             </Show>
         </section>
     }
+}
+
+/// Whether the tab is in the background, where the browser draws nothing.
+fn page_is_hidden() -> bool {
+    #[cfg(feature = "hydrate")]
+    return document().hidden();
+    #[cfg(not(feature = "hydrate"))]
+    false
 }
 
 /// A code block's Copy button (inside markdown HTML, so handled here for the whole transcript).
