@@ -48,6 +48,13 @@ describe('chatwire page', () => {
     const { context } = browser;
     const { problems, check } = watchProblems(context);
     const page = context.pages()[0] ?? (await context.newPage());
+    // The tool renderers are a WASM chunk of their own (`cargo leptos --split`), fetched when a tool row appears.
+    const pkgRequests = [];
+    page.on('request', (req) => {
+      const { pathname } = new URL(req.url());
+      if (pathname.startsWith('/pkg/')) pkgRequests.push(pathname);
+    });
+    const rendererChunks = () => pkgRequests.filter((p) => /^\/pkg\/split_tool_renderers\.[^/]+\.wasm$/.test(p));
 
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
     try {
@@ -67,6 +74,8 @@ describe('chatwire page', () => {
     assert.ok(await page.locator('[data-testid="composer"] textarea').first().isVisible(), 'composer has no visible textarea');
 
     await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'home.png'), fullPage: true });
+    assert.ok(pkgRequests.some((p) => /^\/pkg\/chatwire\.[^/]+\.wasm$/.test(p)), `no main wasm: ${pkgRequests}`);
+    assert.deepEqual(rendererChunks(), [], 'an empty chat fetched the tool renderers');
 
     // The hydrated composer is live: Enter sends, and the message reaches the transcript through the reducer.
     const input = page.locator('[data-testid="composer"] textarea');
@@ -95,6 +104,8 @@ describe('chatwire page', () => {
       const row = answer.locator('.tool', { hasText: tool }).first();
       assert.match(await row.getAttribute('class'), /tool--output-available/, `${tool} row did not finish`);
     }
+
+    assert.equal(rendererChunks().length, 1, `the tool renderers were not fetched once: ${pkgRequests}`);
 
     // The run's stream ends by itself after its last frame; then a reload shows the same session from the log.
     await streamFinished;
