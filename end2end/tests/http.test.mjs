@@ -112,11 +112,13 @@ describe('chatwire http', () => {
     assert.ok(loaderName, 'the main script imports no __wasm_split loader');
     const loaderUrl = new URL(`/pkg/${loaderName}`, server.url);
     const loader = await httpGet(loaderUrl);
-    const chunkName = loader.body.toString('utf8').match(/["']\.\/(split_tool_renderers\.[^"'/]+\.wasm)["']/)?.[1];
-    assert.ok(chunkName, `the loader fetches no tool renderers chunk: ${loader.body.toString('utf8').slice(0, 400)}`);
+    const chunks = [...loader.body.toString('utf8').matchAll(/["']\.\/((?:split|chunk)_[^"'/]+\.wasm)["']/g)].map((m) => m[1]);
+    for (const split of ['split_markdown', 'split_tool_renderers']) {
+      assert.ok(chunks.some((name) => name.startsWith(`${split}.`)), `the loader does not fetch ${split}: ${chunks}`);
+    }
     const assets = [
       { url: loaderUrl, identity: loader.body, contentType: /^text\/javascript\b/i },
-      { url: new URL(`/pkg/${chunkName}`, server.url), contentType: /^application\/wasm$/i },
+      ...chunks.map((name) => ({ url: new URL(`/pkg/${name}`, server.url), contentType: /^application\/wasm$/i })),
     ];
     for (const asset of assets) {
       const identity = asset.identity ?? (await httpGet(asset.url)).body;

@@ -3,10 +3,7 @@
 //! A page that shows no tool call never downloads the renderers (diffs, ANSI colours, JSON trees, charts, grep
 //! highlighting, cards). Until the chunk arrives a tool row is a plain name row with its status; its data lives in
 //! signals meanwhile, so nothing streamed is lost, and the row is built whole once the chunk is there. Every row
-//! made after that is built at once.
-
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+//! made after that is built at once. A failed fetch is retried by the next tool row that appears.
 
 use leptos::prelude::*;
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
@@ -14,6 +11,7 @@ use wasm_split_helpers::{SplitLoaderError, wasm_split};
 use super::RowStatus;
 use crate::app::ChatActions;
 use crate::components::client_only::{IntoRowView, RowView};
+use crate::components::lazy_chunk::LazyChunk;
 use crate::protocol::ChatToolPart;
 
 type BuildRow = fn(ArcRwSignal<ChatToolPart>) -> RowView;
@@ -24,42 +22,17 @@ fn renderers() -> Result<BuildRow, SplitLoaderError> {
     Ok(super::build_tool_row)
 }
 
-/// Set once the chunk has loaded; rows drawn before that re-run when it is.
-fn loaded() -> &'static ArcRwSignal<Option<BuildRow>> {
-    static LOADED: OnceLock<ArcRwSignal<Option<BuildRow>>> = OnceLock::new();
-    LOADED.get_or_init(|| ArcRwSignal::new(None))
-}
-
-/// A load is under way (or done): one fetch however many rows wait for it.
-static LOADING: AtomicBool = AtomicBool::new(false);
+static RENDERERS: LazyChunk<BuildRow> = LazyChunk::new("the tool renderers");
 
 pub(super) fn tool_row(tool: ArcRwSignal<ChatToolPart>) -> RowView {
-    let loaded = loaded().clone();
-    if let Some(build) = loaded.get_untracked() {
+    if let Some(build) = RENDERERS.get_or_load(renderers) {
         return build(tool);
     }
-    start_loading(loaded.clone());
-    (move || match loaded.get() {
+    (move || match RENDERERS.get() {
         Some(build) => untrack(|| build(tool.clone())),
         None => pending_row(&tool),
     })
     .into_row_view()
-}
-
-fn start_loading(loaded: ArcRwSignal<Option<BuildRow>>) {
-    if LOADING.swap(true, Ordering::Relaxed) {
-        return;
-    }
-    leptos::task::spawn_local(async move {
-        match renderers().await {
-            Ok(build) => loaded.set(Some(build)),
-            Err(error) => {
-                // The next tool row that appears tries again; the waiting rows keep their name and status.
-                LOADING.store(false, Ordering::Relaxed);
-                web_sys::console::error_1(&format!("the tool renderers did not load: {error}").into());
-            }
-        }
-    });
 }
 
 /// The row's name and status, in the row's frame, until the renderers are there.
