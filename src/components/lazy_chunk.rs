@@ -1,14 +1,18 @@
 //! A WASM chunk (`cargo leptos --split`) fetched on first use, and the one value the main module takes from it.
 //!
 //! The value (a function pointer into the chunk) lives in a signal, so views and effects drawn before the chunk
-//! arrived re-run when it does. A failed fetch is logged and tried again on the next use.
+//! arrived re-run when it does. A failed fetch is logged and tried again on a use a few seconds later.
 
 use std::future::Future;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use leptos::prelude::*;
 use wasm_split_helpers::SplitLoaderError;
+
+/// How long after a failed fetch the next use may try again.
+const RETRY_AFTER: Duration = Duration::from_secs(5);
 
 pub struct LazyChunk<T: 'static> {
     /// What the chunk holds, for the console message when it does not load.
@@ -41,8 +45,9 @@ impl<T: Copy + Send + Sync + 'static> LazyChunk<T> {
                 match load().await {
                     Ok(value) => self.signal().set(Some(value)),
                     Err(error) => {
-                        self.loading.store(false, Ordering::Relaxed);
                         web_sys::console::error_1(&format!("{} did not load: {error}", self.what).into());
+                        // Callers ask on every sync while an answer streams: the next fetch waits a while.
+                        set_timeout(move || self.loading.store(false, Ordering::Relaxed), RETRY_AFTER);
                     }
                 }
             });
