@@ -3,7 +3,7 @@
 //! A page that shows no tool call never downloads the renderers (diffs, ANSI colours, JSON trees, charts, grep
 //! highlighting, cards). Until the chunk arrives a tool row is a plain name row with its status; its data lives in
 //! signals meanwhile, so nothing streamed is lost, and the row is built whole once the chunk is there. Every row
-//! made after that is built at once. After a failed fetch, a tool row that appears later tries again.
+//! made after that is built at once. A failed fetch is retried (see `LazyChunk`).
 
 use leptos::prelude::*;
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
