@@ -1,53 +1,50 @@
 #!/usr/bin/env bash
-# Bundle-size bench (not a test): builds the browser half as `cargo leptos build --release` does (same profile, same
-# environment, so the build cache is shared), then prints wasm + js sizes raw and brotli-compressed, and where the
-# wasm's bytes go (a copy with its name section, through twiggy when it is installed).
+# Bundle-size bench (not a test): builds the browser half exactly as it ships (`cargo leptos build --release
+# --precompress --split --frontend-only`, into target/site, sharing the release build's cache), then prints raw and
+# brotli sizes (the `.br` files the server sends) of what a first page load fetches — the main wasm, its JS glue and
+# the loader of the split chunks, which the glue imports — and of each chunk fetched later, and where the main
+# module's bytes go (its name section before wasm-opt, through twiggy when it is installed).
 #
-#   CARGO_TARGET_DIR=… end2end/bench/bundle.sh [wasm-opt flags…]     (default flags: cargo-leptos' own)
+#   CARGO_TARGET_DIR=… end2end/bench/bundle.sh
 #
-# BUNDLE_PROFILE picks another cargo profile (default wasm-release); BUNDLE_RUSTFLAGS adds rustc flags (for example
-# `--cfg erase_components`); BUNDLE_TOP is how many twiggy rows to show (default 40, 0 for none).
+# BUNDLE_TOP is how many twiggy rows to show (default 40, 0 for none). To try other wasm-opt flags, set
+# LEPTOS_WASM_OPT_FEATURES (comma-separated, read by cargo-leptos); for another profile, `lib-profile-release` in
+# Cargo.toml.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 export PATH="$ROOT/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
-TARGET="${CARGO_TARGET_DIR:?set CARGO_TARGET_DIR}/front"
-PROFILE="${BUNDLE_PROFILE:-wasm-release}"
-OUT="$(mktemp -d)"
-trap 'rm -rf "$OUT"' EXIT
+: "${CARGO_TARGET_DIR:?set CARGO_TARGET_DIR}"
 
-# What cargo-leptos sets for the front build (see its `Project::to_envs`); a different value would rebuild leptos.
-export LEPTOS_OUTPUT_NAME=chatwire LEPTOS_SITE_ROOT=target/site LEPTOS_SITE_PKG_DIR=pkg LEPTOS_SITE_ADDR=127.0.0.1:3000 \
-  LEPTOS_RELOAD_PORT=3001 LEPTOS_LIB_DIR=. LEPTOS_BIN_DIR=. LEPTOS_JS_MINIFY=true LEPTOS_HASH_FILES=true \
-  LEPTOS_HASH_FILE_NAME=hash.txt
-if [ -n "${BUNDLE_RUSTFLAGS:-}" ]; then export RUSTFLAGS="$BUNDLE_RUSTFLAGS"; fi
+cargo leptos build --release --precompress --split --frontend-only >&2
 
-cargo build --package=chatwire --lib --target-dir="$TARGET" --target=wasm32-unknown-unknown --no-default-features \
-  --features=hydrate --profile="$PROFILE" >&2
-wasm-bindgen --target web --no-typescript --out-dir "$OUT" --out-name chatwire \
-  "$TARGET/wasm32-unknown-unknown/$PROFILE/chatwire.wasm"
-if [ "$#" -gt 0 ]; then FLAGS=("$@"); else FLAGS=(-Oz --enable-bulk-memory --enable-nontrapping-float-to-int); fi
-# -g keeps the name section for the breakdown; the measured copy is written without it, as cargo-leptos does.
-wasm-opt "${FLAGS[@]}" -g "$OUT/chatwire_bg.wasm" -o "$OUT/named.wasm"
-wasm-opt "${FLAGS[@]}" "$OUT/chatwire_bg.wasm" -o "$OUT/chatwire.wasm"
-
-node --input-type=module - "$OUT/chatwire.wasm" "$OUT/chatwire.js" "${FLAGS[*]}" "$PROFILE" <<'EOF'
+node --input-type=module - "$ROOT/target/site/pkg" <<'EOF'
 import fs from 'node:fs';
-import zlib from 'node:zlib';
-const [wasmPath, jsPath, flags, profile] = process.argv.slice(2);
-const brotli = (bytes) =>
-  zlib.brotliCompressSync(bytes, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
-const kib = (n) => (n / 1024).toFixed(1);
-const wasm = fs.readFileSync(wasmPath);
-// cargo-leptos minifies the JS glue; unminified it is ~1 KiB more after brotli, so this slightly overstates it.
-const js = fs.readFileSync(jsPath);
-const [wb, jb] = [brotli(wasm), brotli(js)];
-console.log(JSON.stringify({ profile, wasmOpt: flags, wasmKiB: +kib(wasm.length), wasmBrotliKiB: +kib(wb),
-  jsKiB: +kib(js.length), jsBrotliKiB: +kib(jb), totalBrotliKiB: +kib(wb + jb) }));
+import path from 'node:path';
+const [pkg] = process.argv.slice(2);
+const names = fs.readdirSync(pkg);
+const size = (name) => fs.statSync(path.join(pkg, name)).size;
+const kib = (n) => +(n / 1024).toFixed(1);
+const one = (re) => {
+  const found = names.filter((n) => re.test(n));
+  if (found.length !== 1) throw new Error(`expected one file matching ${re} in ${pkg}, found ${found}`);
+  return found[0];
+};
+const file = (name) => ({ name, bytes: size(name), brotliBytes: size(`${name}.br`) });
+const initial = [one(/^chatwire\.[^.]+\.wasm$/), one(/^chatwire\.[^.]+\.js$/), one(/^__wasm_split\.[^.]+\.js$/)].map(file);
+const chunks = names.filter((n) => /^(split|chunk)_.*\.wasm$/.test(n)).sort().map(file);
+const sum = (files, key) => files.reduce((total, f) => total + f[key], 0);
+for (const f of [...initial, ...chunks]) console.log(`${f.name}\t${f.bytes} B\tbrotli ${f.brotliBytes} B`);
+console.log(JSON.stringify({
+  initialKiB: kib(sum(initial, 'bytes')), initialBrotliKiB: kib(sum(initial, 'brotliBytes')),
+  chunksKiB: kib(sum(chunks, 'bytes')), chunksBrotliKiB: kib(sum(chunks, 'brotliBytes')),
+  totalBrotliKiB: kib(sum(initial, 'brotliBytes') + sum(chunks, 'brotliBytes')),
+}));
 EOF
 
 TOP="${BUNDLE_TOP:-40}"
+MAIN="$CARGO_TARGET_DIR/front/wasm32-unknown-unknown/wasm-release/chatwire_split.wasm"
 if [ "$TOP" -gt 0 ] && command -v twiggy >/dev/null; then
-  twiggy top -n "$TOP" "$OUT/named.wasm"
+  twiggy top -n "$TOP" "$MAIN"
 fi

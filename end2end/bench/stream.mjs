@@ -10,10 +10,12 @@
 //
 // BENCH_PKG_DIRS compares client builds in one run (the machine is noisy; ratios within a run are what count): a
 // comma-separated list of directories, each holding a `chatwire.js` and `chatwire_bg.wasm` from wasm-bindgen (and
-// wasm-opt), served in place of the binary's own; `-` stands for the binary's own. An entry `dir+file.css` (or
-// `-+file.css`) also adds that stylesheet, to try a styling change without rebuilding. BENCH_PROFILE=1 adds V8's sampling
-// profiler to the trace and prints where the main thread's time went (trace events by name, and the top functions;
-// WASM functions have names only when the module kept its name section: `wasm-opt -g`).
+// wasm-opt), served in place of the binary's own; `-` stands for the binary's own. Only those two files are
+// swapped, not a split build's loader and chunks (`cargo leptos --split`): a split build is compared as `-`.
+// An entry `dir+file.css` (or `-+file.css`) also adds that stylesheet, to try a styling change without rebuilding.
+// BENCH_PROFILE=1 adds V8's sampling profiler to the trace and prints where the main thread's time went (trace events
+// by name, and the top functions; WASM functions have names only when the module kept its name section:
+// `wasm-opt -g`).
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';

@@ -102,6 +102,36 @@ describe('chatwire http', () => {
     }
   });
 
+  // `cargo leptos --split` adds a loader module, imported by the main script, and the chunks it fetches.
+  test('split WASM chunks: found through the loader, served like the other hashed assets', async () => {
+    const page = await getPage(server.url);
+    const script = linkTags(page.body.toString('utf8')).find((l) => /^\/pkg\/chatwire\.[^/]+\.js$/.test(l.href ?? ''));
+    assert.ok(script, 'no main script link in the HTML');
+    const main = await httpGet(new URL(script.href, server.url));
+    const loaderName = main.body.toString('utf8').match(/["']\.\/(__wasm_split\.[^"'/]+\.js)["']/)?.[1];
+    assert.ok(loaderName, 'the main script imports no __wasm_split loader');
+    const loaderUrl = new URL(`/pkg/${loaderName}`, server.url);
+    const loader = await httpGet(loaderUrl);
+    const chunks = [...loader.body.toString('utf8').matchAll(/["']\.\/((?:split|chunk)_[^"'/]+\.wasm)["']/g)].map((m) => m[1]);
+    for (const split of ['split_markdown', 'split_tool_renderers']) {
+      assert.ok(chunks.some((name) => name.startsWith(`${split}.`)), `the loader does not fetch ${split}: ${chunks}`);
+    }
+    const assets = [
+      { url: loaderUrl, identity: loader.body, contentType: /^text\/javascript\b/i },
+      ...chunks.map((name) => ({ url: new URL(`/pkg/${name}`, server.url), contentType: /^application\/wasm$/i })),
+    ];
+    for (const asset of assets) {
+      const identity = asset.identity ?? (await httpGet(asset.url)).body;
+      const res = await httpGet(asset.url, { 'accept-encoding': 'br' });
+      const ctx = `${asset.url.pathname}: ${describeResponse(res)}`;
+      assert.equal(res.status, 200, ctx);
+      assert.match(res.headers['content-type'] ?? '', asset.contentType, ctx);
+      assert.equal(res.headers['content-encoding'], 'br', ctx);
+      assert.match(res.headers['cache-control'] ?? '', /\bimmutable\b/i, ctx);
+      assert.ok(zlib.brotliDecompressSync(res.body).equals(identity), `brotli body differs: ${ctx}`);
+    }
+  });
+
   test('/api/health answers', async () => {
     const url = new URL('/api/health', server.origin);
     const res = await httpGet(url);

@@ -48,6 +48,14 @@ describe('chatwire page', () => {
     const { context } = browser;
     const { problems, check } = watchProblems(context);
     const page = context.pages()[0] ?? (await context.newPage());
+    // WASM chunks (`cargo leptos --split`): the markdown parser is fetched when the first message shows, the tool
+    // renderers when the first tool row does.
+    const pkgRequests = [];
+    page.on('request', (req) => {
+      const { pathname } = new URL(req.url());
+      if (pathname.startsWith('/pkg/')) pkgRequests.push(pathname);
+    });
+    const fetched = (chunk) => pkgRequests.filter((p) => new RegExp(`^/pkg/${chunk}\\.[^/]+\\.wasm$`).test(p)).length;
 
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
     try {
@@ -67,6 +75,8 @@ describe('chatwire page', () => {
     assert.ok(await page.locator('[data-testid="composer"] textarea').first().isVisible(), 'composer has no visible textarea');
 
     await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'home.png'), fullPage: true });
+    assert.ok(pkgRequests.some((p) => /^\/pkg\/chatwire\.[^/]+\.wasm$/.test(p)), `no main wasm: ${pkgRequests}`);
+    assert.deepEqual(pkgRequests.filter((p) => /^\/pkg\/(split|chunk)_/.test(p)), [], 'an empty chat fetched chunks');
 
     // The hydrated composer is live: Enter sends, and the message reaches the transcript through the reducer.
     const input = page.locator('[data-testid="composer"] textarea');
@@ -95,6 +105,9 @@ describe('chatwire page', () => {
       const row = answer.locator('.tool', { hasText: tool }).first();
       assert.match(await row.getAttribute('class'), /tool--output-available/, `${tool} row did not finish`);
     }
+
+    assert.equal(fetched('split_markdown'), 1, `the markdown parser was not fetched once: ${pkgRequests}`);
+    assert.equal(fetched('split_tool_renderers'), 1, `the tool renderers were not fetched once: ${pkgRequests}`);
 
     // The run's stream ends by itself after its last frame; then a reload shows the same session from the log.
     await streamFinished;

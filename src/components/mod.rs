@@ -3,6 +3,8 @@
 mod activity;
 mod client_only;
 mod composer;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+mod lazy_chunk;
 mod message;
 mod queue;
 mod rows;

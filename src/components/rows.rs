@@ -10,8 +10,28 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::markdown::MarkdownStream;
+use crate::markdown::{MarkdownStream, escape_html};
 use crate::protocol::{ChatMessage, ChatMessagePart, ChatToolPart, ErrorPart, Role};
+
+/// Brings a text part's markdown to the text so far: [`MarkdownStream::sync`], which in the browser comes from a WASM
+/// chunk of its own (`markdown_chunk`).
+type SyncMarkdown = fn(&mut MarkdownStream, &str) -> bool;
+
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+mod markdown_chunk;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+use markdown_chunk::parser_or_load;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub use markdown_chunk::track_parser;
+
+/// The server and the native tests link the parser in.
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+fn parser_or_load() -> Option<SyncMarkdown> {
+    Some(MarkdownStream::sync)
+}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+pub fn track_parser() {}
 
 /// What identifies a row of a message: text, thinking and error parts by position, tool parts by call id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -121,6 +141,8 @@ impl TranscriptRows {
     /// Brings the rows to `snapshot`, setting only the signals of what changed.
     pub fn sync(&mut self, snapshot: &ChatSnapshot) -> SyncReport {
         let mut report = SyncReport::default();
+        // Answers follow the first message: the parser is fetched now rather than when their text arrives.
+        let parser = if snapshot.messages.is_empty() { None } else { parser_or_load() };
         let same_rows = self.rows.len() == snapshot.messages.len()
             && self.rows.iter().zip(&snapshot.messages).all(|(row, m)| row.row.id == m.id && row.row.role == m.role);
         if !same_rows {
@@ -147,7 +169,7 @@ impl TranscriptRows {
         }
         let streaming = snapshot.run.as_ref().map(|run| run.message);
         for (index, (state, message)) in self.rows.iter_mut().zip(&snapshot.messages).enumerate() {
-            sync_parts(state, message, streaming == Some(index), &mut report);
+            sync_parts(state, message, streaming == Some(index), parser, &mut report);
         }
         if report.rows_changed {
             self.view.set(self.rows.iter().map(|state| state.row.clone()).collect());
@@ -156,7 +178,13 @@ impl TranscriptRows {
     }
 }
 
-fn sync_parts(state: &mut RowState, message: &ChatMessage, streaming: bool, report: &mut SyncReport) {
+fn sync_parts(
+    state: &mut RowState,
+    message: &ChatMessage,
+    streaming: bool,
+    parser: Option<SyncMarkdown>,
+    report: &mut SyncReport,
+) {
     let same_parts = state.parts.len() == message.parts.len()
         && state
             .parts
@@ -179,7 +207,7 @@ fn sync_parts(state: &mut RowState, message: &ChatMessage, streaming: bool, repo
     }
     let last = message.parts.len().saturating_sub(1);
     for (index, (part_state, part)) in state.parts.iter_mut().zip(&message.parts).enumerate() {
-        let changed = update_part(part_state, part, streaming && index == last);
+        let changed = update_part(part_state, part, streaming && index == last, parser);
         let created = std::mem::take(&mut part_state.new);
         if changed || created {
             report.parts_updated.push((message.id.clone(), part_state.row.key.clone()));
@@ -210,15 +238,23 @@ fn new_part(key: PartKey, part: &ChatMessagePart, role: Role) -> PartState {
 }
 
 /// Sets the part's signals that differ from `part`; returns whether any did.
-fn update_part(state: &mut PartState, part: &ChatMessagePart, open: bool) -> bool {
+fn update_part(state: &mut PartState, part: &ChatMessagePart, open: bool, parser: Option<SyncMarkdown>) -> bool {
     match (&state.row.content, part) {
         (PartSignals::Text(signals), ChatMessagePart::Text(text)) => {
             let stream = state.markdown.get_or_insert_with(MarkdownStream::default);
             if stream.source() == text.text {
                 return false;
             }
+            let Some(sync_markdown) = parser else {
+                // Unformatted until the parser is there; the stream stays empty, so the sync after its arrival
+                // renders the whole text.
+                let mut plain = String::from("<p class=\"markdown__unparsed\">");
+                escape_html(&mut plain, &text.text);
+                plain.push_str("</p>");
+                return set_if_changed(&signals.tail, &plain);
+            };
             let finished_before = stream.finished().len();
-            let kept = stream.sync(&text.text);
+            let kept = sync_markdown(stream, &text.text);
             let start = if kept { finished_before } else { 0 };
             if !kept || stream.finished().len() > finished_before {
                 let mut made = state.blocks_made;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use super::client_only::ClientOnly;
 use super::message::MessageView;
-use super::rows::TranscriptRows;
+use super::rows::{TranscriptRows, track_parser};
 use crate::chat_state::ChatSnapshot;
 use crate::protocol::ChatMessagePart;
 
@@ -72,6 +72,8 @@ pub fn Transcript(
     };
     Effect::new(move |_| {
         chat.track();
+        // Text that came before the markdown parser's chunk is rendered when the chunk arrives.
+        track_parser();
         if sync_scheduled.get_value() {
             return;
         }

@@ -20,6 +20,8 @@ mod lines;
 mod question_card;
 mod registry;
 mod search;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+mod split;
 mod task_group;
 mod todo;
 
@@ -178,8 +180,20 @@ pub(crate) fn output_field<'a>(part: &'a ChatToolPart, key: &str) -> Option<&'a 
 }
 
 /// One tool call of a message. The row's root keeps `tool tool--<state>` for styling and tests.
+///
+/// In the browser the renderers come from a WASM chunk of their own, fetched when the first tool row appears (see
+/// [`split`]); the server and its tests build rows directly.
 #[component]
 pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    let row = split::tool_row(tool);
+    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+    let row = build_tool_row(tool);
+    row
+}
+
+/// The row of a tool call, its renderer chosen by the tool's name.
+fn build_tool_row(tool: ArcRwSignal<ChatToolPart>) -> RowView {
     let name = tool.with_untracked(|part| part.tool_name.clone());
     let custom = use_context::<ToolRenderers>().unwrap_or_default();
     let dispatch = Dispatch::resolve(&name, &custom);

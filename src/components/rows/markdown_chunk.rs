@@ -1,0 +1,27 @@
+//! The markdown parser (pulldown-cmark and the HTML writer) as a WASM chunk of its own, fetched when the transcript
+//! first shows a message: an empty chat never downloads it, and the answer's text starts arriving after the prompt
+//! is sent, by which time the chunk is usually there. Text that comes first shows unformatted until it is.
+
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
+
+use super::SyncMarkdown;
+use crate::components::lazy_chunk::LazyChunk;
+use crate::markdown::MarkdownStream;
+
+/// The split point: everything only this reaches goes into the chunk.
+#[wasm_split(markdown, fallible)]
+fn parser() -> Result<SyncMarkdown, SplitLoaderError> {
+    Ok(MarkdownStream::sync)
+}
+
+static PARSER: LazyChunk<SyncMarkdown> = LazyChunk::new("the markdown parser");
+
+/// The parser once its chunk is there; until then `None`, and the chunk is on its way.
+pub(super) fn parser_or_load() -> Option<SyncMarkdown> {
+    PARSER.get_or_load(parser)
+}
+
+/// Subscribes the running effect to the parser's arrival.
+pub fn track_parser() {
+    PARSER.get();
+}

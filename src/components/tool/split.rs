@@ -1,0 +1,56 @@
+//! The tool renderers as a WASM chunk of their own (`cargo leptos --split`), fetched when the first tool row appears.
+//!
+//! A page that shows no tool call never downloads the renderers (diffs, ANSI colours, JSON trees, charts, grep
+//! highlighting, cards). Until the chunk arrives a tool row is a plain name row with its status; its data lives in
+//! signals meanwhile, so nothing streamed is lost, and the row is built whole once the chunk is there. Every row
+//! made after that is built at once. A failed fetch is retried (see `LazyChunk`).
+
+use leptos::prelude::*;
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
+
+use super::RowStatus;
+use crate::app::ChatActions;
+use crate::components::client_only::{IntoRowView, RowView};
+use crate::components::lazy_chunk::LazyChunk;
+use crate::protocol::ChatToolPart;
+
+type BuildRow = fn(ArcRwSignal<ChatToolPart>) -> RowView;
+
+/// The split point: everything only this reaches goes into the chunk.
+#[wasm_split(tool_renderers, fallible)]
+fn renderers() -> Result<BuildRow, SplitLoaderError> {
+    Ok(super::build_tool_row)
+}
+
+static RENDERERS: LazyChunk<BuildRow> = LazyChunk::new("the tool renderers");
+
+pub(super) fn tool_row(tool: ArcRwSignal<ChatToolPart>) -> RowView {
+    if let Some(build) = RENDERERS.get_or_load(renderers) {
+        return build(tool);
+    }
+    (move || match RENDERERS.get() {
+        Some(build) => untrack(|| build(tool.clone())),
+        None => pending_row(&tool),
+    })
+    .into_row_view()
+}
+
+/// The row's name and status, in the row's frame, until the renderers are there.
+fn pending_row(tool: &ArcRwSignal<ChatToolPart>) -> RowView {
+    let actions = use_context::<ChatActions>();
+    let name = tool.with_untracked(|part| part.tool_name.clone());
+    let part = tool.clone();
+    let status = Memo::new(move |_| {
+        let run_active = actions.is_none_or(|actions| actions.busy());
+        part.with(|part| RowStatus::of(part.state, part.error_text.as_deref(), run_active))
+    });
+    view! {
+        <div class="part part--tool tool-pending" data-status=move || status.get().as_str()>
+            <div class="tool__header">
+                <span class="tool__name">{name}</span>
+                <span class="tool__state">{move || status.get().label()}</span>
+            </div>
+        </div>
+    }
+    .into_row_view()
+}
