@@ -7,6 +7,7 @@
 // time of the stream, from the first text to the end of the run; longest task likewise. Also printed: the same with
 // the tasks' thread CPU time, which stays meaningful on a loaded machine. BENCH_DELAY_MS (default 2) paces frames;
 // 1 gives ~350-450 frames/s here. BENCH_TRACE_DIR keeps the traces; BENCH_ONLY_EMPTY skips the 200-message case.
+// BENCH_REPEAT=n measures everything n times, round by round, and summarizes with the medians.
 //
 // BENCH_PKG_DIRS compares client builds in one run (the machine is noisy; ratios within a run are what count): a
 // comma-separated list of directories, each holding a `chatwire.js` and `chatwire_bg.wasm` from wasm-bindgen (and
@@ -237,29 +238,51 @@ async function main() {
     ['empty transcript', emptyScript, 0],
     ...(process.env.BENCH_ONLY_EMPTY ? [] : [['200 earlier messages', historyScript, EARLIER_RUNS]]),
   ];
-  const results = new Map(variants.map((variant) => [variant, []]));
-  for (const [label, script, runs] of cases) {
-    const server = await startServer({ args: ['--script', script] });
-    try {
-      // Client builds take turns on the same server, in one session per build, so their figures compare.
-      for (const variant of variants) {
-        const [dir, css] = variant.split('+');
-        const pkgDir = dir === '-' ? undefined : path.resolve(dir);
-        const cssFile = css && path.resolve(css);
-        const { cookie } = await getPage(server.url);
-        const sessionId = runs ? await sessionWithHistory(server, cookie, runs) : undefined;
-        const name = variant === '-' ? label : `${label} [${variant}]`;
-        const prompt = 'Write the long answer';
-        results.get(variant).push(await measure(name, { server, cookie, sessionId, prompt, pkgDir, cssFile }));
+  // BENCH_REPEAT rounds, each measuring every case and build in turn, so a burst of load elsewhere on the machine
+  // lands on one round of each rather than on every run of one; the summary takes the median of the rounds.
+  const rounds = Math.max(1, Number(process.env.BENCH_REPEAT ?? 1));
+  const results = new Map(variants.map((variant) => [variant, cases.map(() => [])]));
+  const servers = [];
+  try {
+    for (const [, script] of cases) servers.push(await startServer({ args: ['--script', script] }));
+    for (let round = 0; round < rounds; round++) {
+      for (const [index, [label, , runs]] of cases.entries()) {
+        const server = servers[index];
+        // Client builds take turns on the same server, in one session per build, so their figures compare.
+        for (const variant of variants) {
+          const [dir, css] = variant.split('+');
+          const pkgDir = dir === '-' ? undefined : path.resolve(dir);
+          const cssFile = css && path.resolve(css);
+          const { cookie } = await getPage(server.url);
+          const sessionId = runs ? await sessionWithHistory(server, cookie, runs) : undefined;
+          const name = `${variant === '-' ? label : `${label} [${variant}]`}${rounds > 1 ? ` (round ${round + 1})` : ''}`;
+          const prompt = 'Write the long answer';
+          results.get(variant)[index].push(await measure(name, { server, cookie, sessionId, prompt, pkgDir, cssFile }));
+        }
       }
-    } finally {
-      await server.stop();
     }
+  } finally {
+    for (const server of servers) await server.stop();
   }
   await removeDir(dir);
-  for (const [variant, [empty, history = empty]] of results) {
+  const median = (runs, key) => {
+    const sorted = runs.map((run) => run[key]).sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[middle] : +((sorted[middle - 1] + sorted[middle]) / 2).toFixed(1);
+  };
+  for (const [variant, perCase] of results) {
+    const [empty, history = empty] = perCase.map((runs) =>
+      Object.fromEntries(
+        ['busyPercent', 'cpuBusyPercent', 'longestTaskMs', 'longestTaskCpuMs', 'framesPerSecond'].map((key) => [
+          key,
+          median(runs, key),
+        ]),
+      ),
+    );
     console.log(
-      `${variant === '-' ? '' : `${variant}: `}busy (wall): ${empty.busyPercent} % empty, ` +
+      `${variant === '-' ? '' : `${variant}: `}${rounds > 1 ? `median of ${rounds} rounds: ` : ''}` +
+        `${empty.framesPerSecond} / ${history.framesPerSecond} frames/s; ` +
+        `busy (wall): ${empty.busyPercent} % empty, ` +
         `${history.busyPercent} % with 200 messages (ratio ${(history.busyPercent / empty.busyPercent).toFixed(2)}); ` +
         `busy (CPU): ${empty.cpuBusyPercent} % / ${history.cpuBusyPercent} % ` +
         `(ratio ${(history.cpuBusyPercent / empty.cpuBusyPercent).toFixed(2)}); ` +
