@@ -401,6 +401,8 @@ mod browser {
         actions.link.set(Link::Idle);
         actions.problem.set(None);
         let Some(session_id) = session_id else { return };
+        // Its messages need the markdown parser's chunk: both are fetched at once, not one after the other.
+        crate::components::prefetch_parser();
         leptos::task::spawn_local(async move {
             let detail = client::session_detail(&session_id).await;
             if live.generation.get() != generation {

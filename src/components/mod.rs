@@ -15,6 +15,7 @@ mod transcript;
 pub use activity::ActivityLine;
 pub use composer::Composer;
 pub use queue::QueueChips;
+pub use rows::prefetch_parser;
 pub use sidebar::SessionsSidebar;
 pub use tool::{CustomRenderer, ToolRenderers};
 pub use transcript::Transcript;

@@ -22,7 +22,7 @@ mod markdown_chunk;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 use markdown_chunk::parser_or_load;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
-pub use markdown_chunk::track_parser;
+pub use markdown_chunk::{prefetch_parser, track_parser};
 
 /// The server and the native tests link the parser in.
 #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
@@ -32,6 +32,9 @@ fn parser_or_load() -> Option<SyncMarkdown> {
 
 #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
 pub fn track_parser() {}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+pub fn prefetch_parser() {}
 
 /// What identifies a row of a message: text, thinking and error parts by position, tool parts by call id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -21,6 +21,12 @@ pub(super) fn parser_or_load() -> Option<SyncMarkdown> {
     PARSER.get_or_load(parser)
 }
 
+/// Starts fetching the parser, if it is not there or on its way: a page opening a session's transcript asks for it
+/// alongside the transcript, so the messages are not drawn unformatted while it comes.
+pub fn prefetch_parser() {
+    let _ = parser_or_load();
+}
+
 /// Subscribes the running effect to the parser's arrival.
 pub fn track_parser() {
     PARSER.get();
