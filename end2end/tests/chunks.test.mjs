@@ -3,7 +3,7 @@
 // through, the same rows are drawn in full with everything that streamed meanwhile.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, openApp, sendPrompt, startServer, watchProblems, writeScript } from './support.mjs';
+import { launchBrowser, openApp, sendPrompt, startServer, watchProblems } from './support.mjs';
 
 const SCRIPT = {
   chunkChars: 20,
@@ -18,16 +18,13 @@ const CHUNK = /\/pkg\/split_(markdown|tool_renderers)\.[^/]+\.wasm$/;
 
 describe('WASM chunks', () => {
   let server;
-  let script;
 
   before(async () => {
-    script = await writeScript(SCRIPT);
-    server = await startServer({ args: ['--script', script.file, '--approve', 'never'] });
+    server = await startServer({ script: SCRIPT, args: ['--approve', 'never'] });
   }, { timeout: 90_000 });
 
   after(async () => {
     await server?.stop();
-    await script?.remove();
   }, { timeout: 30_000 });
 
   test('rows wait for a chunk that failed to load and are drawn when a retry gets it', { timeout: 120_000 }, async (t) => {

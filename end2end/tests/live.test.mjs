@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, waitForHydration, writeScript } from './support.mjs';
+import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, waitForHydration } from './support.mjs';
 
 // Turn 1 streams numbered words slowly (about 10 s), so a test can act mid-run and then check that every word
 // arrived exactly once and in order. Turn 2 answers a steered conversation's second model call.
@@ -71,13 +71,11 @@ async function send(page, text) {
 
 describe('chatwire live client', () => {
   let server;
-  let script;
   let browser;
   let context;
 
   before(async () => {
-    script = await writeScript(SCRIPT, 'slow.json');
-    server = await startServer({ args: ['--script', script.file] });
+    server = await startServer({ script: SCRIPT });
     browser = await launchBrowser();
     context = browser.context;
   }, { timeout: 90_000 });
@@ -85,7 +83,6 @@ describe('chatwire live client', () => {
   after(async () => {
     await browser?.close();
     await server?.stop();
-    await script?.remove();
   }, { timeout: 30_000 });
 
   /**
@@ -304,13 +301,11 @@ const PLAN_SCRIPT = {
 
 describe('chatwire plan mode', () => {
   let server;
-  let script;
   let browser;
   let context;
 
   before(async () => {
-    script = await writeScript(PLAN_SCRIPT, 'plan.json');
-    server = await startServer({ args: ['--script', script.file] });
+    server = await startServer({ script: PLAN_SCRIPT });
     browser = await launchBrowser();
     context = browser.context;
   }, { timeout: 90_000 });
@@ -318,7 +313,6 @@ describe('chatwire plan mode', () => {
   after(async () => {
     await browser?.close();
     await server?.stop();
-    await script?.remove();
   }, { timeout: 30_000 });
 
   test('Plan mode sends mode "plan"; Execute and Refine answer a plan that waits for a decision', { timeout: 120_000 }, async (t) => {

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, watchProblems, writeScript } from './support.mjs';
+import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, watchProblems } from './support.mjs';
 
 const ANSWER = [
   '## Result',
@@ -44,16 +44,13 @@ const SCRIPT = {
 
 describe('transcript rendering', () => {
   let server;
-  let script;
 
   before(async () => {
-    script = await writeScript(SCRIPT);
-    server = await startServer({ args: ['--script', script.file] });
+    server = await startServer({ script: SCRIPT });
   }, { timeout: 90_000 });
 
   after(async () => {
     await server?.stop();
-    await script?.remove();
   }, { timeout: 30_000 });
 
   test('markdown, keyed rows, thinking, errors and scrolling', { timeout: 180_000 }, async (t) => {

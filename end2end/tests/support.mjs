@@ -73,16 +73,22 @@ function capped(text) {
 /**
  * Copies the server binary alone into an empty dir and runs it from there with a fresh data dir,
  * so any reliance on files beside it or in the cwd shows up as a failure.
- * `args` are extra `serve` flags (e.g. `['--script', file]`).
+ * `args` are extra `serve` flags (e.g. `['--approve', 'never']`); `script`, when given, is a `scripted` provider
+ * script (an object) the server plays, written beside the binary and removed with it.
  * Resolves to { url, origin, output(), stop() } once the server has printed its URL.
  */
-export async function startServer({ args = [] } = {}) {
+export async function startServer({ args = [], script } = {}) {
   const source = await requireServerBinary();
   const binDir = await makeTempDir('chatwire-bin-');
   const dataDir = await makeTempDir('chatwire-data-');
   const binary = path.join(binDir, path.basename(source));
   await fs.copyFile(source, binary);
   await fs.chmod(binary, 0o755);
+  if (script !== undefined) {
+    const file = path.join(binDir, 'script.json');
+    await fs.writeFile(file, JSON.stringify(script));
+    args = ['--script', file, ...args];
+  }
 
   const child = spawn(binary, ['serve', '--addr', '127.0.0.1:0', '--data-dir', dataDir, ...args], {
     cwd: binDir,

@@ -11,7 +11,6 @@ import {
   sendPrompt,
   startServer,
   waitForHydration,
-  writeScript,
 } from './support.mjs';
 
 const XSS = '<img src=x onerror=alert(1)>';
@@ -67,16 +66,13 @@ const SCRIPT = {
 
 describe('tool rows', () => {
   let server;
-  let script;
 
   before(async () => {
-    script = await writeScript(SCRIPT);
-    server = await startServer({ args: ['--script', script.file, '--approve', 'never'] });
+    server = await startServer({ script: SCRIPT, args: ['--approve', 'never'] });
   }, { timeout: 90_000 });
 
   after(async () => {
     await server?.stop();
-    await script?.remove();
   }, { timeout: 30_000 });
 
   test('renderers show their content and never markup from the agent', { timeout: 180_000 }, async (t) => {

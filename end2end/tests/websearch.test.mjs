@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { ARTIFACTS_DIR, openChat, sendPrompt, startSearchBackend, startServer, writeScript } from './support.mjs';
+import { ARTIFACTS_DIR, openChat, sendPrompt, startSearchBackend, startServer } from './support.mjs';
 
 const XSS = '<img src=x onerror=alert(1)>';
 const QUERY = 'leptos streaming ssr';
@@ -39,20 +39,15 @@ const SCRIPT = {
 
 describe('web search', () => {
   let backend;
-  let script;
   let server;
 
   before(async () => {
     backend = await startSearchBackend(RESULTS, { failingQuery: FAILING_QUERY });
-    script = await writeScript(SCRIPT);
-    server = await startServer({
-      args: ['--script', script.file, '--search-url', backend.url, '--approve', 'writes'],
-    });
+    server = await startServer({ script: SCRIPT, args: ['--search-url', backend.url, '--approve', 'writes'] });
   }, { timeout: 90_000 });
 
   after(async () => {
     await server?.stop();
-    await script?.remove();
     await backend?.close();
   }, { timeout: 30_000 });
 
