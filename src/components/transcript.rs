@@ -81,7 +81,8 @@ pub fn Transcript(
             sync_scheduled.set_value(true);
             request_animation_frame(sync_rows);
         } else {
-            sync_rows();
+            // Only the snapshot (and the parser's arrival) should re-run this effect, not what the sync reads.
+            untrack(sync_rows);
         }
     });
     let on_scroll = move |_| {
