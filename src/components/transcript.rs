@@ -38,9 +38,14 @@ pub fn Transcript(
     let follow = RwSignal::new(true);
     let last_scroll_top = StoredValue::new(0);
 
+    // Once the views have applied what just changed (their effects run as tasks on the microtask queue, before the
+    // frame renders), in that same frame: a scroll one animation frame later made the browser lay out and paint twice.
     let scroll_to_bottom = move || {
-        request_animation_frame(move || {
-            if let Some(element) = scroller.get_untracked() {
+        leptos::task::spawn_local(async move {
+            leptos::task::tick().await;
+            if follow.get_untracked()
+                && let Some(element) = scroller.get_untracked()
+            {
                 element.set_scroll_top(element.scroll_height());
             }
         })
@@ -58,16 +63,7 @@ pub fn Transcript(
         }
         let changed = report.rows_changed || !report.parts_updated.is_empty();
         if changed && follow.get_untracked() {
-            // Once the views have applied the sync (their effects run as tasks on the microtask queue, before
-            // the frame renders): a scroll one animation frame later made the browser lay out and paint twice.
-            leptos::task::spawn_local(async move {
-                leptos::task::tick().await;
-                if follow.get_untracked()
-                    && let Some(element) = scroller.get_untracked()
-                {
-                    element.set_scroll_top(element.scroll_height());
-                }
-            });
+            scroll_to_bottom();
         }
     };
     Effect::new(move |_| {
