@@ -142,6 +142,11 @@ describe('chatwire live client', () => {
     await page.locator(userMessages).first().waitFor();
     await waitForWords(page, 5);
     assert.match(await page.locator('[data-testid="activity"]').innerText(), /\S/, 'the activity line shows the run');
+    // While text streams its dot holds still: a pulse would restyle the page on every animation frame.
+    const dotAnimation = await page
+      .locator('[data-testid="activity"] .activity__dot')
+      .evaluate((dot) => getComputedStyle(dot).animationName);
+    assert.equal(dotAnimation, 'none', 'the dot holds still while the answer streams');
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await waitForIdle(page);
     const words = await shownWords(page);

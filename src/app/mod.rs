@@ -108,10 +108,12 @@ fn ChatPage() -> impl IntoView {
     });
     let on_stop = Callback::new(move |()| actions.stop());
     let busy = Signal::derive(move || actions.busy());
-    let running = Signal::derive(move || actions.chat.with(ChatSnapshot::is_running));
-    let plan = Signal::derive(move || actions.chat.with(|c| c.plan.clone()));
-    let queue = Signal::derive(move || actions.chat.with(|c| c.queue.clone()));
-    let activity = Signal::derive(move || actions.chat.with(|c| c.activity.clone()));
+    // Memos: the snapshot changes with every batch of streamed frames, what these show rarely.
+    let running = Memo::new(move |_| actions.chat.with(ChatSnapshot::is_running));
+    let plan = Memo::new(move |_| actions.chat.with(|c| c.plan.clone()));
+    let queue = Memo::new(move |_| actions.chat.with(|c| c.queue.clone()));
+    let activity = Memo::new(move |_| actions.chat.with(|c| c.activity.clone()));
+    let output_streaming = Memo::new(move |_| actions.chat.with(|c| c.output_streaming));
 
     view! {
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
@@ -124,7 +126,7 @@ fn ChatPage() -> impl IntoView {
             />
             <main class="chat">
                 <Transcript chat=actions.chat.read_only() on_suggestion/>
-                <ActivityLine activity running link=actions.link/>
+                <ActivityLine activity running output_streaming link=actions.link/>
                 <Show when=move || actions.problem.with(Option::is_some)>
                     <p class="chat__problem" role="alert">{move || actions.problem.get()}</p>
                 </Show>

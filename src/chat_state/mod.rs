@@ -18,6 +18,10 @@ pub struct ChatSnapshot {
     pub run: Option<RunInProgress>,
     /// What the agent is doing right now, for the activity line.
     pub activity: Option<String>,
+    /// The last frame streamed output (text, thinking or a tool call's arguments), which the transcript shows as it
+    /// comes: the activity line's dot then holds still rather than pulse, since output is sign enough of work, and
+    /// the pulse made the browser restyle the page on every animation frame while an answer streamed.
+    pub output_streaming: bool,
     pub queue: QueueFrame,
     pub plan: Option<ChatPlanState>,
     /// The message of the last `error` frame, until the next run starts.
@@ -42,7 +46,7 @@ pub enum Applied {
     Changed,
     /// The frame's `seq` was already applied; nothing changed.
     AlreadySeen,
-    /// A frame that carries nothing for the snapshot (`ping`).
+    /// A frame that carries nothing for the transcript (`ping`); it only tells that the output paused.
     Ignored,
 }
 
@@ -214,6 +218,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
         }
         snapshot.last_seq = seq;
     }
+    snapshot.output_streaming = streams_output(frame);
     match frame {
         ChatFrame::Start(start) => {
             let index = match snapshot.message_index.get(&start.id) {
@@ -328,6 +333,26 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
         ChatFrame::Ping => return Applied::Ignored,
     }
     Applied::Changed
+}
+
+/// Whether `frame` adds to output the transcript shows as it streams. A `ping` is not: during a pause in the
+/// output it lets the activity line's dot pulse again.
+fn streams_output(frame: &ChatFrame) -> bool {
+    match frame {
+        ChatFrame::Delta(_) | ChatFrame::Thinking(_) | ChatFrame::ToolArgsDelta(_) => true,
+        ChatFrame::Start(_)
+        | ChatFrame::Message(_)
+        | ChatFrame::ToolDraft(_)
+        | ChatFrame::Tool(_)
+        | ChatFrame::Plan(_)
+        | ChatFrame::State(_)
+        | ChatFrame::Queue(_)
+        | ChatFrame::Compaction(_)
+        | ChatFrame::Retry(_)
+        | ChatFrame::Done(_)
+        | ChatFrame::Error(_)
+        | ChatFrame::Ping => false,
+    }
 }
 
 /// Makes `target` equal to `source`, copying only the fields that differ. Every `tool` frame repeats the call's

@@ -343,10 +343,27 @@ rules! {
         assert_eq!(s.last_seq, 2);
     }
 
-    ping_changes_nothing:
-        empty(), [start(1, "a1"), ChatFrame::Ping] => |s| {
-        assert_eq!(s.last_seq, 1);
+    ping_changes_nothing_but_a_pause_in_the_output:
+        empty(), [start(1, "a1"), delta(2, "x"), ChatFrame::Ping] => |s| {
+        assert_eq!(s.last_seq, 2);
         assert_eq!(ids(&s), ["a1"]);
+        assert_eq!(s.messages[0].parts, [text("x")]);
+        assert!(!s.output_streaming);
+    }
+
+    // Not a rule of DESIGN §6: whether the activity line's dot pulses (docs/decisions.md).
+    output_streams_while_text_thinking_or_tool_arguments_arrive:
+        empty(), [start(1, "a1"), lifecycle(2, LifecycleName::MessageStart)] => |s| {
+        assert!(!s.output_streaming, "nothing shown yet: the dot pulses");
+        let mut s = s;
+        for frame in [delta(3, "x"), thinking(4, "y"), args(5, "c1", vec![key("command")], "l")] {
+            apply(&mut s, &frame);
+            assert!(s.output_streaming, "{frame:?}");
+        }
+        apply(&mut s, &tool(6, "c1", ToolState::InputAvailable, None));
+        assert!(!s.output_streaming, "a tool that runs shows no output as it goes");
+        apply(&mut s, &delta(6, "seen"));
+        assert!(!s.output_streaming, "a frame already applied changes nothing");
     }
 }
 

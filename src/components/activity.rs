@@ -13,6 +13,9 @@ pub fn ActivityLine(
     /// True while a run is active.
     #[prop(into)]
     running: Signal<bool>,
+    /// True while output streams into the transcript: the dot holds still, as the output shows the agent at work.
+    #[prop(into)]
+    output_streaming: Signal<bool>,
     /// The page's connection to the run.
     #[prop(into)]
     link: Signal<Link>,
@@ -24,7 +27,12 @@ pub fn ActivityLine(
                 label()
                     .map(|(text, reconnecting)| {
                         view! {
-                            <span class="activity__dot" class:activity__dot--warning=reconnecting aria-hidden="true"></span>
+                            <span
+                                class="activity__dot"
+                                class:activity__dot--warning=reconnecting
+                                class:activity__dot--still=move || output_streaming.get() && !reconnecting
+                                aria-hidden="true"
+                            ></span>
                             <span class="activity__text">{text}</span>
                         }
                     })
