@@ -484,10 +484,10 @@ async fn frames_faster_than_a_display_frame_share_a_chunk_and_none_is_lost() {
         .collect();
     assert_eq!(streamed, text, "every delta arrived, in order");
     assert_eq!(kind(lines.last().unwrap()), "done");
-    // One chunk per 16 ms at most (plus the first); without the pacing each of the 400 deltas is its own chunk.
-    let most = elapsed.as_millis() as usize / 16 + 2;
+    // One chunk per 32 ms at most (plus the first); without the pacing each of the 400 deltas is its own chunk.
+    let most = elapsed.as_millis() as usize / 32 + 2;
     eprintln!("{} frames in {chunks} chunks over {elapsed:?}", lines.len());
-    assert!(chunks <= most, "{chunks} chunks in {elapsed:?}: more than one per 16 ms");
+    assert!(chunks <= most, "{chunks} chunks in {elapsed:?}: more than one per 32 ms");
     assert!(chunks < lines.len() / 4, "{chunks} chunks for {} frames", lines.len());
 }
 
