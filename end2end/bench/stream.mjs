@@ -7,7 +7,8 @@
 // time of the stream, from the first text to the end of the run; longest task likewise. Also printed: the same with
 // the tasks' thread CPU time, which stays meaningful on a loaded machine. BENCH_DELAY_MS (default 2) paces frames;
 // 1 gives ~350-450 frames/s here. BENCH_TRACE_DIR keeps the traces; BENCH_ONLY_EMPTY skips the 200-message case.
-// BENCH_REPEAT=n measures everything n times, round by round, and summarizes with the medians.
+// BENCH_REPEAT=n measures everything n times, round by round, and summarizes with the medians. Each measurement also
+// prints its tasks by kind (frames that redraw the transcript, other frames, network, the rest): count × mean = share.
 //
 // BENCH_PKG_DIRS compares client builds in one run (the machine is noisy; ratios within a run are what count): a
 // comma-separated list of directories, each holding a `chatwire.js` and `chatwire_bg.wasm` from wasm-bindgen (and
@@ -85,6 +86,46 @@ function mainThreadTasks(trace) {
       (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask') &&
       mainThreads.has(`${e.pid}:${e.tid}`),
   );
+}
+
+/**
+ * The main thread's tasks in the window by kind, from the trace events nested in each: a frame that redraws the
+ * transcript (it parses HTML and paints), any other animation frame (the ones between two redraws: a `scroll` event,
+ * an animation frame callback), the network's (the response body's data arriving), and the rest. Printed as count ×
+ * mean = share of the wall time, to see which kind a change moved.
+ */
+function taskKinds(trace, windowStart, windowEnd) {
+  const events = JSON.parse(trace.toString('utf8')).traceEvents ?? [];
+  const mainThreads = new Set(
+    events
+      .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
+      .map((e) => `${e.pid}:${e.tid}`),
+  );
+  const onMain = events
+    .filter((e) => e.ph === 'X' && mainThreads.has(`${e.pid}:${e.tid}`) && e.ts >= windowStart && e.ts + e.dur <= windowEnd)
+    .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  const tasks = [];
+  for (const e of onMain) {
+    const task = tasks.at(-1);
+    if (task && e.ts < task.ts + task.dur) task.names.add(e.name);
+    else if (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask') tasks.push({ ts: e.ts, dur: e.dur, names: new Set() });
+  }
+  const kindOf = ({ names }) => {
+    if (names.has('ParseHTML') && names.has('Paint')) return 'redraw frames';
+    if (names.has('Paint') || names.has('FireAnimationFrame') || names.has('EventDispatch')) return 'other frames';
+    if (names.has('SimpleWatcher::OnHandleReady')) return 'network';
+    return 'other tasks';
+  };
+  const kinds = new Map(['redraw frames', 'other frames', 'network', 'other tasks'].map((kind) => [kind, { count: 0, us: 0 }]));
+  for (const task of tasks) {
+    const kind = kinds.get(kindOf(task));
+    kind.count += 1;
+    kind.us += task.dur;
+  }
+  const wallUs = windowEnd - windowStart;
+  return [...kinds]
+    .map(([kind, { count, us }]) => `${kind} ${count} × ${(us / Math.max(count, 1) / 1000).toFixed(2)} ms = ${((100 * us) / wallUs).toFixed(1)} %`)
+    .join(', ');
 }
 
 /** Self time per trace event name, and per sampled JS/WASM function, on the renderer's main thread. */
@@ -214,6 +255,7 @@ async function measure(label, { server, cookie, sessionId, prompt, pkgDir, cssFi
       tasksOver50ms: windowed.filter((t) => t.dur > 50_000).length,
     };
     console.log(JSON.stringify(result));
+    console.log(`  tasks: ${taskKinds(trace, end - wallMs * 1000, end)}`);
     if (process.env.BENCH_PROFILE) {
       const { events, functions } = profileSummary(trace, end - wallMs * 1000, end);
       console.log(`  main thread by trace event (self):\n    ${events.join('\n    ')}`);

@@ -19,8 +19,7 @@ pub struct ChatSnapshot {
     /// What the agent is doing right now, for the activity line.
     pub activity: Option<String>,
     /// The last frame streamed output (text, thinking or a tool call's arguments), which the transcript shows as it
-    /// comes: the activity line's dot then holds still rather than pulse, since output is sign enough of work, and
-    /// the pulse made the browser restyle the page on every animation frame while an answer streamed.
+    /// comes: sign enough that the agent works, so the activity line's dot holds still (docs/decisions.md).
     pub output_streaming: bool,
     pub queue: QueueFrame,
     pub plan: Option<ChatPlanState>,
