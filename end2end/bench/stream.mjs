@@ -72,29 +72,8 @@ async function sessionWithHistory(server, cookie, runs) {
   return sessionId;
 }
 
-/** Main-thread tasks of the page's renderer within [from, to] (µs, trace clock). */
-function mainThreadTasks(trace) {
-  const events = JSON.parse(trace.toString('utf8')).traceEvents ?? [];
-  const mainThreads = new Set(
-    events
-      .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
-      .map((e) => `${e.pid}:${e.tid}`),
-  );
-  return events.filter(
-    (e) =>
-      e.ph === 'X' &&
-      (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask') &&
-      mainThreads.has(`${e.pid}:${e.tid}`),
-  );
-}
-
-/**
- * The main thread's tasks in the window by kind, from the trace events nested in each: a frame that redraws the
- * transcript (it parses HTML and paints), any other animation frame (the ones between two redraws: a `scroll` event,
- * an animation frame callback), the network's (the response body's data arriving), and the rest. Printed as count ×
- * mean = share of the wall time, to see which kind a change moved.
- */
-function taskKinds(trace, windowStart, windowEnd) {
+/** A Chromium trace's events, and the complete (`X`) ones on the page renderer's main thread, by start time. */
+function readTrace(trace) {
   const events = JSON.parse(trace.toString('utf8')).traceEvents ?? [];
   const mainThreads = new Set(
     events
@@ -102,13 +81,26 @@ function taskKinds(trace, windowStart, windowEnd) {
       .map((e) => `${e.pid}:${e.tid}`),
   );
   const onMain = events
-    .filter((e) => e.ph === 'X' && mainThreads.has(`${e.pid}:${e.tid}`) && e.ts >= windowStart && e.ts + e.dur <= windowEnd)
+    .filter((e) => e.ph === 'X' && mainThreads.has(`${e.pid}:${e.tid}`))
     .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
+  return { events, onMain };
+}
+
+const isTask = (e) => e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask';
+const within = (windowStart, windowEnd) => (e) => e.ts >= windowStart && e.ts + e.dur <= windowEnd;
+
+/**
+ * The main thread's tasks in the window by kind, from the trace events nested in each: a frame that redraws the
+ * transcript (it parses HTML and paints), any other animation frame (the ones between two redraws: a `scroll` event,
+ * an animation frame callback), the network's (the response body's data arriving), and the rest. Printed as count ×
+ * mean = share of the wall time, to see which kind a change moved.
+ */
+function taskKinds(onMain, windowStart, windowEnd) {
   const tasks = [];
-  for (const e of onMain) {
+  for (const e of onMain.filter(within(windowStart, windowEnd))) {
     const task = tasks.at(-1);
     if (task && e.ts < task.ts + task.dur) task.names.add(e.name);
-    else if (e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask') tasks.push({ ts: e.ts, dur: e.dur, names: new Set() });
+    else if (isTask(e)) tasks.push({ ts: e.ts, dur: e.dur, names: new Set() });
   }
   const kindOf = ({ names }) => {
     if (names.has('ParseHTML') && names.has('Paint')) return 'redraw frames';
@@ -129,27 +121,19 @@ function taskKinds(trace, windowStart, windowEnd) {
 }
 
 /** Self time per trace event name, and per sampled JS/WASM function, on the renderer's main thread. */
-function profileSummary(trace, windowStart, windowEnd) {
-  const events = JSON.parse(trace.toString('utf8')).traceEvents ?? [];
-  const mainThreads = new Set(
-    events
-      .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
-      .map((e) => `${e.pid}:${e.tid}`),
-  );
-  const onMain = events.filter(
-    (e) => e.ph === 'X' && mainThreads.has(`${e.pid}:${e.tid}`) && e.ts >= windowStart && e.ts + e.dur <= windowEnd,
-  );
+function profileSummary(events, onMain, windowStart, windowEnd) {
   // Self time: an event's duration minus that of the events nested directly inside it (same thread, sorted by start).
   const byName = new Map();
   const stack = [];
-  for (const e of onMain.sort((a, b) => a.ts - b.ts || b.dur - a.dur)) {
+  const inWindow = onMain.filter(within(windowStart, windowEnd));
+  for (const e of inWindow) {
     while (stack.length && stack.at(-1).ts + stack.at(-1).dur <= e.ts) stack.pop();
     if (stack.length) stack.at(-1).self -= e.dur;
     const entry = { ts: e.ts, dur: e.dur, self: e.dur, name: e.name };
     stack.push(entry);
     e.entry = entry;
   }
-  for (const e of onMain) byName.set(e.name, (byName.get(e.name) ?? 0) + e.entry.self);
+  for (const e of inWindow) byName.set(e.name, (byName.get(e.name) ?? 0) + e.entry.self);
   const events_ = [...byName].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([n, us]) => `${(us / 1000).toFixed(0)} ms ${n}`);
 
   // Sampling profile: nodes and samples arrive in `ProfileChunk` events.
@@ -230,7 +214,8 @@ async function measure(label, { server, cookie, sessionId, prompt, pkgDir, cssFi
     const trace = await browser.stopTracing();
     if (process.env.BENCH_TRACE_DIR) await fs.writeFile(path.join(process.env.BENCH_TRACE_DIR, `${label.replace(/[^\w.-]+/g, "_")}.json`), trace);
 
-    const tasks = mainThreadTasks(trace);
+    const { events, onMain } = readTrace(trace);
+    const tasks = onMain.filter(isTask);
     // Trace timestamps are µs on the trace clock; the busy window is the last `wallMs` of tasks up to the end.
     const wallMs = lastFrame - firstText;
     const end = Math.max(...tasks.map((t) => t.ts + t.dur));
@@ -255,10 +240,10 @@ async function measure(label, { server, cookie, sessionId, prompt, pkgDir, cssFi
       tasksOver50ms: windowed.filter((t) => t.dur > 50_000).length,
     };
     console.log(JSON.stringify(result));
-    console.log(`  tasks: ${taskKinds(trace, end - wallMs * 1000, end)}`);
+    console.log(`  tasks: ${taskKinds(onMain, end - wallMs * 1000, end)}`);
     if (process.env.BENCH_PROFILE) {
-      const { events, functions } = profileSummary(trace, end - wallMs * 1000, end);
-      console.log(`  main thread by trace event (self):\n    ${events.join('\n    ')}`);
+      const { events: byEvent, functions } = profileSummary(events, onMain, end - wallMs * 1000, end);
+      console.log(`  main thread by trace event (self):\n    ${byEvent.join('\n    ')}`);
       console.log(`  sampled functions (self):\n    ${functions.join('\n    ')}`);
     }
     return result;
