@@ -108,12 +108,11 @@ fn ChatPage() -> impl IntoView {
     });
     let on_stop = Callback::new(move |()| actions.stop());
     let busy = Signal::derive(move || actions.busy());
-    // Memos: the snapshot changes with every batch of streamed frames, what these show rarely.
-    let running = Memo::new(move |_| actions.chat.with(ChatSnapshot::is_running));
-    let plan = Memo::new(move |_| actions.chat.with(|c| c.plan.clone()));
-    let queue = Memo::new(move |_| actions.chat.with(|c| c.queue.clone()));
-    let activity = Memo::new(move |_| actions.chat.with(|c| c.activity.clone()));
-    let output_streaming = Memo::new(move |_| actions.chat.with(|c| c.output_streaming));
+    let running = Signal::derive(move || actions.chat.with(ChatSnapshot::is_running));
+    let plan = Signal::derive(move || actions.chat.with(|c| c.plan.clone()));
+    let queue = Signal::derive(move || actions.chat.with(|c| c.queue.clone()));
+    let activity = Signal::derive(move || actions.chat.with(|c| c.activity.clone()));
+    let output_streaming = Signal::derive(move || actions.chat.with(|c| c.output_streaming));
 
     view! {
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
