@@ -1,9 +1,9 @@
 // End-to-end check of the WASM chunks (`cargo leptos --split`) when they cannot be fetched at first: the answer's
 // text shows unformatted and the tool row as its name and status, the run goes on, and once a retry gets the chunks
 // through, the same rows are drawn in full with everything that streamed meanwhile.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, openApp, sendPrompt, startServer, watchProblems } from './support.mjs';
+import { launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
 
 const SCRIPT = {
   chunkChars: 20,
@@ -17,15 +17,7 @@ const SCRIPT = {
 const CHUNK = /\/pkg\/split_(markdown|tool_renderers)\.[^/]+\.wasm$/;
 
 describe('WASM chunks', () => {
-  let server;
-
-  before(async () => {
-    server = await startServer({ script: SCRIPT, args: ['--approve', 'never'] });
-  }, { timeout: 90_000 });
-
-  after(async () => {
-    await server?.stop();
-  }, { timeout: 30_000 });
+  const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
 
   test('rows wait for a chunk that failed to load and are drawn when a retry gets it', { timeout: 120_000 }, async (t) => {
     const browser = await launchBrowser();
@@ -40,7 +32,7 @@ describe('WASM chunks', () => {
       refused.add(new URL(route.request().url()).pathname.split('.')[0]);
       return route.abort();
     });
-    await openApp(page, server);
+    await openApp(page, suite.server);
     await sendPrompt(page, 'Run a tool');
 
     const answer = page.locator('.message[data-role="assistant"]').first();

@@ -1,8 +1,8 @@
 // End-to-end HTTP checks against the self-contained server binary: hashed assets, health endpoint, 404s.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
-import { getPage, httpGet, linkTags, startServer } from './support.mjs';
+import { getPage, httpGet, linkTags, serverForSuite } from './support.mjs';
 
 const ASSETS = [
   { kind: 'js', rel: 'modulepreload', contentType: /^text\/javascript\s*(;.*)?$/i },
@@ -24,28 +24,20 @@ function describeResponse(res) {
 }
 
 describe('chatwire http', () => {
-  let server;
-
-  before(async () => {
-    server = await startServer();
-  }, { timeout: 90_000 });
-
-  after(async () => {
-    await server?.stop();
-  }, { timeout: 30_000 });
+  const suite = serverForSuite();
 
   test('hashed assets: content types, caching, precompression, ETag', { timeout: 60_000 }, async (t) => {
-    const page = await getPage(server.url);
+    const page = await getPage(suite.server.url);
     assert.equal(page.status, 200);
     const links = linkTags(page.body.toString('utf8'));
 
     for (const asset of ASSETS) {
       await t.test(asset.kind, async () => {
         const nameRe = new RegExp(`^/pkg/chatwire\\.[^/]+\\.${asset.kind}$`);
-        const link = links.find((l) => (l.rel ?? '').split(/\s+/).includes(asset.rel) && nameRe.test(new URL(l.href ?? '', server.url).pathname));
+        const link = links.find((l) => (l.rel ?? '').split(/\s+/).includes(asset.rel) && nameRe.test(new URL(l.href ?? '', suite.server.url).pathname));
         assert.ok(link, `no <link rel="${asset.rel}" href="/pkg/chatwire.<hash>.${asset.kind}"> in the HTML; links: ${JSON.stringify(links)}`);
-        const url = new URL(link.href, server.url);
-        assert.equal(url.origin, server.origin, `${link.href} is not served by the app`);
+        const url = new URL(link.href, suite.server.url);
+        assert.equal(url.origin, suite.server.origin, `${link.href} is not served by the app`);
 
         const plain = await httpGet(url);
         const ctx = `${url.pathname} (no Accept-Encoding): ${describeResponse(plain)}`;
@@ -104,13 +96,13 @@ describe('chatwire http', () => {
 
   // `cargo leptos --split` adds a loader module, imported by the main script, and the chunks it fetches.
   test('split WASM chunks: found through the loader, served like the other hashed assets', async () => {
-    const page = await getPage(server.url);
+    const page = await getPage(suite.server.url);
     const script = linkTags(page.body.toString('utf8')).find((l) => /^\/pkg\/chatwire\.[^/]+\.js$/.test(l.href ?? ''));
     assert.ok(script, 'no main script link in the HTML');
-    const main = await httpGet(new URL(script.href, server.url));
+    const main = await httpGet(new URL(script.href, suite.server.url));
     const loaderName = main.body.toString('utf8').match(/["']\.\/(__wasm_split\.[^"'/]+\.js)["']/)?.[1];
     assert.ok(loaderName, 'the main script imports no __wasm_split loader');
-    const loaderUrl = new URL(`/pkg/${loaderName}`, server.url);
+    const loaderUrl = new URL(`/pkg/${loaderName}`, suite.server.url);
     const loader = await httpGet(loaderUrl);
     const chunks = [...loader.body.toString('utf8').matchAll(/["']\.\/((?:split|chunk)_[^"'/]+\.wasm)["']/g)].map((m) => m[1]);
     for (const split of ['split_markdown', 'split_tool_renderers']) {
@@ -118,7 +110,7 @@ describe('chatwire http', () => {
     }
     const assets = [
       { url: loaderUrl, identity: loader.body, contentType: /^text\/javascript\b/i },
-      ...chunks.map((name) => ({ url: new URL(`/pkg/${name}`, server.url), contentType: /^application\/wasm$/i })),
+      ...chunks.map((name) => ({ url: new URL(`/pkg/${name}`, suite.server.url), contentType: /^application\/wasm$/i })),
     ];
     for (const asset of assets) {
       const identity = asset.identity ?? (await httpGet(asset.url)).body;
@@ -133,7 +125,7 @@ describe('chatwire http', () => {
   });
 
   test('/api/health answers', async () => {
-    const url = new URL('/api/health', server.origin);
+    const url = new URL('/api/health', suite.server.origin);
     const res = await httpGet(url);
     const ctx = describeResponse(res);
     assert.equal(res.status, 200, ctx);
@@ -146,7 +138,7 @@ describe('chatwire http', () => {
   });
 
   test('unknown /pkg file is a 404', async () => {
-    const url = new URL('/pkg/does-not-exist.js', server.origin);
+    const url = new URL('/pkg/does-not-exist.js', suite.server.origin);
     const res = await httpGet(url);
     assert.equal(res.status, 404, describeResponse(res));
   });

@@ -1,5 +1,5 @@
 // End-to-end check that the self-contained server binary renders the page on the server and that it hydrates in Chromium.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import {
   launchBrowser,
   openApp,
   openingTagWithClass,
-  startServer,
+  serverForSuite,
   waitForHydration,
   watchProblems,
 } from './support.mjs';
@@ -19,21 +19,13 @@ const TEST_IDS = ['sidebar', 'transcript', 'composer'];
 const SETTLE_MS = 500;
 
 describe('chatwire page', () => {
-  let server;
-
-  before(async () => {
-    server = await startServer();
-  }, { timeout: 90_000 });
-
-  after(async () => {
-    await server?.stop();
-  }, { timeout: 30_000 });
+  const suite = serverForSuite();
 
   test('self-contained binary serves the page and hydrates', { timeout: 240_000 }, async (t) => {
     // Fetched before any browser runs, so what is checked here is the server's own rendering.
-    const ssr = await getPage(server.url);
+    const ssr = await getPage(suite.server.url);
     assert.match(ssr.setCookie ?? '', /HttpOnly/i, 'the printed URL sets an HttpOnly cookie');
-    assert.equal(ssr.status, 200, `GET ${server.url} → ${ssr.status}`);
+    assert.equal(ssr.status, 200, `GET ${suite.server.url} → ${ssr.status}`);
     assert.match(ssr.headers['content-type'] ?? '', /^text\/html\b/i);
     const html = ssr.body.toString('utf8');
     const appTag = openingTagWithClass(html, 'app');
@@ -59,10 +51,10 @@ describe('chatwire page', () => {
 
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
     try {
-      await openApp(page, server);
+      await openApp(page, suite.server);
     } catch (err) {
       await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'home-failed.png'), fullPage: true }).catch(() => {});
-      err.message += `\nbrowser problems so far:\n${problems.join('\n') || '(none)'}\nserver output:\n${server.output()}`;
+      err.message += `\nbrowser problems so far:\n${problems.join('\n') || '(none)'}\nserver output:\n${suite.server.output()}`;
       throw err;
     }
     await page.waitForLoadState('load');

@@ -1,10 +1,10 @@
 // End-to-end check of how the transcript draws an answer: GFM markdown, escaping, keyed rows that survive later
 // frames, folding thinking, error rows, and scrolling that follows only while at the bottom (phone-sized viewport).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ARTIFACTS_DIR, launchBrowser, openApp, startServer, watchProblems } from './support.mjs';
+import { ARTIFACTS_DIR, launchBrowser, openApp, serverForSuite, watchProblems } from './support.mjs';
 
 const ANSWER = [
   '## Result',
@@ -43,27 +43,19 @@ const SCRIPT = {
 };
 
 describe('transcript rendering', () => {
-  let server;
-
-  before(async () => {
-    server = await startServer({ script: SCRIPT });
-  }, { timeout: 90_000 });
-
-  after(async () => {
-    await server?.stop();
-  }, { timeout: 30_000 });
+  const suite = serverForSuite({ script: SCRIPT });
 
   test('markdown, keyed rows, thinking, errors and scrolling', { timeout: 180_000 }, async (t) => {
     const browser = await launchBrowser({ viewport: { width: 375, height: 700 } });
     t.after(() => browser.close());
     const { context } = browser;
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.origin });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.server.origin });
 
     const { check } = watchProblems(context);
     const page = context.pages()[0] ?? (await context.newPage());
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
 
-    await openApp(page, server);
+    await openApp(page, suite.server);
 
     const isChatStream = (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat';
     const firstRunEnded = page.waitForEvent('requestfinished', { predicate: isChatStream, timeout: 60_000 });

@@ -7,6 +7,7 @@ import { constants as fsConstants } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
@@ -70,6 +71,21 @@ function capped(text) {
   return text.length > MAX_CAPTURED_OUTPUT ? text.slice(-MAX_CAPTURED_OUTPUT) : text;
 }
 
+
+/**
+ * Starts a server (`startServer(options)`) before the calling suite's tests and stops it after them; the returned
+ * object's `server` is that server once the tests run.
+ */
+export function serverForSuite(options) {
+  const suite = { server: undefined };
+  before(async () => {
+    suite.server = await startServer(options);
+  }, { timeout: 90_000 });
+  after(async () => {
+    await suite.server?.stop();
+  }, { timeout: 30_000 });
+  return suite;
+}
 /**
  * Copies the server binary alone into an empty dir and runs it from there with a fresh data dir,
  * so any reliance on files beside it or in the cwd shows up as a failure.

@@ -2,14 +2,14 @@
 // grows while its arguments stream, Bash with colours and exit code, Edit's numbered diff, Read, Grep with highlighted
 // matches, Glob/Ls, the checklist, an MCP call's JSON tree — and markup in any command, path, content or output
 // staying text.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import {
   ARTIFACTS_DIR,
   openChat,
   sendPrompt,
-  startServer,
+  serverForSuite,
   waitForHydration,
 } from './support.mjs';
 
@@ -65,19 +65,11 @@ const SCRIPT = {
 };
 
 describe('tool rows', () => {
-  let server;
-
-  before(async () => {
-    server = await startServer({ script: SCRIPT, args: ['--approve', 'never'] });
-  }, { timeout: 90_000 });
-
-  after(async () => {
-    await server?.stop();
-  }, { timeout: 30_000 });
+  const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
 
   test('renderers show their content and never markup from the agent', { timeout: 180_000 }, async (t) => {
     // Streams cut by the reload below are the test's own doing; markup turning into a dialog is not.
-    const { page, check } = await openChat(t, server, { viewport: { width: 1100, height: 900 }, requests: false });
+    const { page, check } = await openChat(t, suite.server, { viewport: { width: 1100, height: 900 }, requests: false });
     const imagesBefore = await page.locator('img').count();
 
     await sendPrompt(page, 'Show me the tools');
