@@ -20,7 +20,7 @@ use crate::runtime::models::ModelCatalog;
 use crate::runtime::pi::{self, PiConfig, PiFailure, PiProcess, PiSession, StatusLine};
 use crate::runtime::provider::{AssistantBlock, ModelMessage};
 use crate::runtime::tools::Workspace;
-use crate::store::{LoggedFrame, RequestRecord, RunStatus, Store};
+use crate::store::{LoggedFrame, NewFrame, RequestRecord, RunStatus, Store};
 
 pub fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
@@ -111,6 +111,11 @@ impl SessionLive {
         self.last_seq.subscribe()
     }
 
+    /// The `seq` of the session's last logged frame.
+    pub fn last_seq(&self) -> Seq {
+        *self.last_seq.borrow()
+    }
+
     fn active_run_id(&self) -> Option<String> {
         self.active.lock().expect("the active-run lock is never poisoned").as_ref().map(|run| run.run_id.clone())
     }
@@ -147,17 +152,25 @@ impl Chat {
             streams_end: Default::default(),
         });
         for run in chat.store.running_runs()? {
-            let frame = ChatFrame::Error(ErrorFrame {
-                seq: None,
-                message: "the server stopped while this run was active".into(),
-                run_id: Some(run.run_id.clone()),
-                code: Some("interrupted".into()),
-            });
-            let live = chat.live(&run.session_id)?;
-            chat.log(&live, Some(&run.run_id), frame)?;
-            chat.store.finish_run(&run.run_id, RunStatus::Interrupted, now_ms())?;
-            chat.store.set_status(&run.session_id, SessionStatus::Interrupted)?;
-            tracing::warn!(run = %run.run_id, session = %run.session_id, "marked a run interrupted by a restart");
+            // A store written before terminal frames and run ends were one transaction can hold a run whose
+            // terminal frame is logged: it ended as that frame says, and gets no second one.
+            match chat.store.run_terminal_kind(&run.session_id, &run.run_id)?.as_deref() {
+                Some(kind) => {
+                    let status = if kind == "done" { RunStatus::Done } else { RunStatus::Failed };
+                    chat.store.finish_run(&run.run_id, &run.session_id, status, now_ms())?;
+                }
+                None => {
+                    let frame = ChatFrame::Error(ErrorFrame {
+                        seq: None,
+                        message: "the server stopped while this run was active".into(),
+                        run_id: Some(run.run_id.clone()),
+                        code: Some("interrupted".into()),
+                    });
+                    let live = chat.live(&run.session_id)?;
+                    chat.log(&live, Some(&run.run_id), frame, Some(RunStatus::Interrupted))?;
+                    tracing::warn!(run = %run.run_id, session = %run.session_id, "marked a run interrupted by a restart");
+                }
+            }
         }
         Ok(chat)
     }
@@ -247,8 +260,14 @@ impl Chat {
         Ok(snapshot)
     }
 
-    /// Appends a frame to the session's log and wakes its viewers.
-    fn log(&self, live: &SessionLive, run_id: Option<&str>, frame: ChatFrame) -> Result<LoggedFrame, ApiError> {
+    /// Appends a frame to the session's log and wakes its viewers; `ends_run` is set on a run's terminal frame.
+    fn log(
+        &self,
+        live: &SessionLive,
+        run_id: Option<&str>,
+        frame: ChatFrame,
+        ends_run: Option<RunStatus>,
+    ) -> Result<LoggedFrame, ApiError> {
         let kind = frame.frame_type().as_str();
         let counts = matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_));
         if let ChatFrame::Message(MessageFrame { message, .. }) = &frame
@@ -258,7 +277,9 @@ impl Chat {
             self.store.title_if_unset(&live.id, &title_from(&text.text))?;
         }
         let mut frame = frame;
-        let logged = self.store.append(&live.id, kind, run_id, counts, now_ms(), |seq| {
+        let new_frame =
+            NewFrame { session_id: &live.id, kind, run_id, counts_as_message: counts, now: now_ms(), ends_run };
+        let logged = self.store.append(&new_frame, |seq| {
             frame.set_seq(seq);
             let mut line = encode_frame(&frame);
             line.pop();
@@ -364,7 +385,7 @@ impl Chat {
             .expect("open_run always starts with a start frame");
         self.store.start_run(&run_id, &live.id, now_ms())?;
         for frame in opening {
-            self.log(live, Some(&run_id), frame)?;
+            self.log(live, Some(&run_id), frame, None)?;
         }
         let (events, receiver) = mpsc::unbounded_channel();
         let control = RunControl::default();
@@ -493,7 +514,7 @@ impl RunTask {
         {
             let SessionRuntime { mapper, engine } =
                 runtime.as_mut().expect("start_run loads the runtime before spawning the run");
-            let mut terminal: Option<FrameType> = None;
+            let mut ended = false;
             let (prompt, options, control) = (self.prompt.clone(), &self.options, &self.control);
             type Outcome = Result<Option<PiSession>, PiFailure>;
             let drive: std::pin::Pin<Box<dyn std::future::Future<Output = Outcome> + Send + '_>> = match engine {
@@ -523,11 +544,14 @@ impl RunTask {
                     {
                         done.session_file = self.pi_session_file.clone();
                     }
-                    if frame.is_terminal() {
-                        terminal = Some(frame.frame_type());
-                    }
-                    if let Err(error) = self.chat.log(&self.live, Some(&self.run_id), frame) {
-                        tracing::error!(run = %self.run_id, "logging a frame failed: {error}");
+                    let ends_run = match &frame {
+                        ChatFrame::Done(_) => Some(RunStatus::Done),
+                        frame if frame.is_terminal() => Some(RunStatus::Failed),
+                        _ => None,
+                    };
+                    match self.chat.log(&self.live, Some(&self.run_id), frame, ends_run) {
+                        Ok(_) => ended |= ends_run.is_some(),
+                        Err(error) => tracing::error!(run = %self.run_id, "logging a frame failed: {error}"),
                     }
                 }
             };
@@ -572,14 +596,9 @@ impl RunTask {
             if mapper.is_run_open() {
                 record(mapper.fail("the agent stopped without finishing its run", "runtime_exit"));
             }
-            let (run_status, session_status) = match terminal {
-                Some(FrameType::Done) => (RunStatus::Done, SessionStatus::Idle),
-                _ => (RunStatus::Failed, SessionStatus::Failed),
-            };
-            let store = &self.chat.store;
-            if let Err(error) = store
-                .finish_run(&self.run_id, run_status, now_ms())
-                .and_then(|()| store.set_status(&self.live.id, session_status))
+            // The terminal frame could not be logged: the run still ends, so the session does not look busy.
+            if !ended
+                && let Err(error) = self.chat.store.finish_run(&self.run_id, &self.live.id, RunStatus::Failed, now_ms())
             {
                 tracing::error!(run = %self.run_id, "recording the end of the run failed: {error}");
             }
@@ -738,6 +757,37 @@ mod tests {
         assert_eq!(kept.last_seq, replayed.last_seq);
         assert_eq!(kept.messages, replayed.messages);
         assert!(kept.last_seq > during.last_seq);
+    }
+
+    #[tokio::test]
+    async fn a_restart_gives_no_second_terminal_frame_to_a_run_whose_done_was_logged() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            // What a crash between logging a `done` and recording the run's end left behind, before the two were
+            // one transaction.
+            let store = Store::open(dir.path()).unwrap();
+            store.create_session("s1", "", 1).unwrap();
+            store.start_run("r1", "s1", 1).unwrap();
+            let done = NewFrame {
+                session_id: "s1",
+                kind: "done",
+                run_id: Some("r1"),
+                counts_as_message: true,
+                now: 2,
+                ends_run: None,
+            };
+            let line = |seq| {
+                format!(
+                    r#"{{"type":"done","seq":{seq},"runId":"r1","sessionId":"s1","message":{{"id":"m","role":"assistant","parts":[{{"type":"text","text":"hi"}}]}}}}"#
+                )
+            };
+            store.append(&done, line).unwrap();
+        }
+        let chat = chat_playing(r#"{"turns": [{"text": "unused"}]}"#, dir.path());
+        let kinds: Vec<String> = chat.store.frames_after("s1", 0, 10).unwrap().into_iter().map(|f| f.kind).collect();
+        assert_eq!(kinds, ["done"], "one terminal frame, no interrupted error after it");
+        assert_eq!(chat.store.run_status("r1").unwrap().as_deref(), Some("done"));
+        assert_eq!(chat.store.session("s1").unwrap().unwrap().status, SessionStatus::Idle);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{DefaultBodyLimit, FromRef, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::header::CONTENT_SECURITY_POLICY;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -14,7 +14,8 @@ use serde::Deserialize;
 
 use super::assets::SiteAssets;
 use super::chat::Chat;
-use super::error::{ApiError, ApiJson};
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiPath, ApiQuery, MAX_BODY_BYTES};
 use super::security::{Security, guard};
 use super::stream::{Framing, tail_response};
 use crate::app::{App, shell};
@@ -33,9 +34,6 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/events",
     "/api/{*rest}",
 ];
-
-/// Largest accepted request body.
-pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -81,6 +79,7 @@ pub fn router(state: AppState) -> Router {
             shell(options, page_assets)
         })
         .fallback(static_file)
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.security.clone(), guard))
         .with_state(state)
@@ -186,20 +185,23 @@ async fn create_session(
 
 async fn session_detail(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
 ) -> Result<Json<SessionDetail>, ApiError> {
     Ok(Json(state.chat.detail(&id)?))
 }
 
 async fn rename_session(
     State(state): State<AppState>,
-    Path(id): Path<String>,
+    ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<RenameSessionRequest>,
 ) -> Result<Json<SessionSummary>, ApiError> {
     Ok(Json(state.chat.rename(&id, &request.title)?))
 }
 
-async fn delete_session(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<OkResponse>, ApiError> {
+async fn delete_session(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+) -> Result<Json<OkResponse>, ApiError> {
     state.chat.delete(&id)?;
     Ok(Json(OkResponse { ok: true }))
 }
@@ -211,28 +213,57 @@ struct EventsQuery {
 
 async fn session_events(
     State(state): State<AppState>,
-    Path(id): Path<String>,
-    Query(query): Query<EventsQuery>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let last_event_id = last_event_id(&headers)?;
     let live = state.chat.live(&id)?;
-    let last_event_id = headers.get("last-event-id").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse().ok());
-    let after = query.after.or(last_event_id).unwrap_or(0);
+    // An `EventSource` keeps its first URL (`?after=0`) and adds `Last-Event-ID` when it reconnects: the larger of
+    // the two is what the client has. A cursor past the end of the log is the end of the log: nothing of it is
+    // sent again, and the tail goes on from there.
+    let after = query.after.max(last_event_id).unwrap_or(0).min(live.last_seq());
     let tail = super::chat::Tail { after, until_run: None };
     Ok(tail_response(state.chat.clone(), live, tail, Framing::from_accept(&headers)))
+}
+
+/// The SSE resume header, which must be a `seq` when it is given at all.
+fn last_event_id(headers: &HeaderMap) -> Result<Option<Seq>, ApiError> {
+    let mut values = headers.get_all("last-event-id").iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return match headers.contains_key("last-event-id") {
+            true => Err(ApiError::BadRequest("give Last-Event-ID at most once".into())),
+            false => Ok(None),
+        };
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    text.parse().map(Some).map_err(|_| {
+        ApiError::BadRequest(format!("Last-Event-ID must be the seq of a frame (0 to {}), not {text:?}", Seq::MAX))
+    })
 }
 
 async fn unknown_api_route(request: Request) -> Response {
     ApiError::NotFound(format!("no API route {} {}", request.method(), request.uri().path())).into_response()
 }
 
+/// A route that exists, asked with a method it does not take; the router adds the `Allow` header.
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::MethodNotAllowed(format!(
+        "{} {} is not a route; see the Allow header",
+        request.method(),
+        request.uri().path()
+    ))
+}
+
 async fn static_file(State(state): State<AppState>, request: Request) -> Response {
     if request.method() != Method::GET && request.method() != Method::HEAD {
-        return (StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD are served here\n").into_response();
+        let mut response = ApiError::MethodNotAllowed("only GET and HEAD are served here".into()).into_response();
+        response.headers_mut().insert(axum::http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
     }
     match state.assets.respond(request.uri().path(), request.headers()) {
         Some(response) => response,
-        None => (StatusCode::NOT_FOUND, "not found\n").into_response(),
+        None => ApiError::NotFound(format!("no file {}", request.uri().path())).into_response(),
     }
 }
 

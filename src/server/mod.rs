@@ -5,11 +5,14 @@ pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod extract;
 mod fingerprint;
 pub mod http;
 pub mod listener;
 pub mod security;
 pub mod stream;
+#[cfg(test)]
+mod tests;
 
 use std::process::ExitCode;
 

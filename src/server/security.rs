@@ -13,7 +13,7 @@ use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 
 use super::error::ApiError;
-use super::http::MAX_BODY_BYTES;
+use super::extract::MAX_BODY_BYTES;
 
 pub const COOKIE_NAME: &str = "chatwire_token";
 
@@ -80,8 +80,28 @@ fn constant_time_eq(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0_u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Why a request does not say unambiguously which host and origin it is for, if it does not (RFC 9112 §3.2: more
+/// than one `Host`, or an absolute-form target naming another host, is a 400). The allow-list checks one `Host`
+/// and one `Origin`; a second one must not slip past it.
+fn ambiguous_target(request: &Request) -> Option<String> {
+    let headers = request.headers();
+    if headers.get_all(HOST).iter().nth(1).is_some() {
+        return Some("the request has more than one Host header".into());
+    }
+    if headers.get_all(ORIGIN).iter().nth(1).is_some() {
+        return Some("the request has more than one Origin header".into());
+    }
+    let authority = request.uri().authority()?;
+    let host = headers.get(HOST).and_then(|h| h.to_str().ok()).unwrap_or_default();
+    (!host.eq_ignore_ascii_case(authority.as_str()))
+        .then(|| format!("the request target names {authority}, its Host header {host:?}"))
+}
+
 /// The one middleware in front of every route.
 pub async fn guard(State(security): State<Arc<Security>>, request: Request, next: Next) -> Response {
+    if let Some(problem) = ambiguous_target(&request) {
+        return ApiError::BadRequest(problem).into_response();
+    }
     let path = request.uri().path().to_owned();
     let is_api = path.starts_with("/api/");
     let Some(host) = security.host_allowed(&request) else {

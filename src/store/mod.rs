@@ -58,6 +58,16 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// What the session shows once its run ended so.
+    fn session_status(self) -> SessionStatus {
+        match self {
+            RunStatus::Running => SessionStatus::Running,
+            RunStatus::Done => SessionStatus::Idle,
+            RunStatus::Failed => SessionStatus::Failed,
+            RunStatus::Interrupted => SessionStatus::Interrupted,
+        }
+    }
+
     fn as_str(self) -> &'static str {
         match self {
             RunStatus::Running => "running",
@@ -73,6 +83,20 @@ impl RunStatus {
 pub struct InterruptedRun {
     pub run_id: String,
     pub session_id: String,
+}
+
+/// What the log is told about a frame it appends.
+#[derive(Debug, Clone, Copy)]
+pub struct NewFrame<'a> {
+    pub session_id: &'a str,
+    /// The frame's `type`.
+    pub kind: &'a str,
+    pub run_id: Option<&'a str>,
+    /// `message` and `done` frames count towards the session's message count.
+    pub counts_as_message: bool,
+    pub now: u64,
+    /// Set on a run's terminal frame: the run ends so, in the same transaction.
+    pub ends_run: Option<RunStatus>,
 }
 
 #[derive(Clone)]
@@ -205,23 +229,13 @@ impl Store {
         self.with(|c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", params![id])? == 1))
     }
 
-    pub fn set_status(&self, id: &str, status: SessionStatus) -> Result<(), StoreError> {
-        self.with(|c| {
-            c.execute("UPDATE sessions SET status = ?2 WHERE id = ?1", params![id, status.as_str()])?;
-            Ok(())
-        })
-    }
-
     /// Appends a frame, giving it the session's next `seq`; `line_for` encodes the frame with that seq.
     pub fn append(
         &self,
-        session_id: &str,
-        kind: &str,
-        run_id: Option<&str>,
-        counts_as_message: bool,
-        now: u64,
+        frame: &NewFrame<'_>,
         line_for: impl FnOnce(Seq) -> String,
     ) -> Result<LoggedFrame, StoreError> {
+        let NewFrame { session_id, kind, run_id, counts_as_message, now, ends_run } = *frame;
         self.with(|c| {
             let transaction = c.transaction()?;
             let last: Option<i64> = transaction
@@ -238,6 +252,11 @@ impl Store {
                 "UPDATE sessions SET last_seq = ?2, updated_at = ?3, message_count = message_count + ?4 WHERE id = ?1",
                 params![session_id, seq as i64, now as i64, i64::from(counts_as_message)],
             )?;
+            // The terminal frame and the end of its run commit together: a crash between the two would leave a
+            // run that looks active after its `done`, and the next start would give it a second terminal frame.
+            if let (Some(status), Some(run_id)) = (ends_run, run_id) {
+                finish_run(&transaction, run_id, session_id, status, now)?;
+            }
             transaction.commit()?;
             Ok(LoggedFrame { seq, kind: kind.to_owned(), run_id: run_id.map(str::to_owned), line })
         })
@@ -249,7 +268,9 @@ impl Store {
             let mut statement = c.prepare_cached(
                 "SELECT seq, kind, run_id, line FROM frames WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
             )?;
-            let rows = statement.query_map(params![session_id, after as i64, limit as i64], |row| {
+            // Seqs are stored as i64: a cursor beyond that is beyond every frame (and must not wrap to -1).
+            let after = i64::try_from(after).unwrap_or(i64::MAX);
+            let rows = statement.query_map(params![session_id, after, limit as i64], |row| {
                 Ok(LoggedFrame {
                     seq: row.get::<_, i64>(0)? as Seq,
                     kind: row.get(1)?,
@@ -282,13 +303,21 @@ impl Store {
         })
     }
 
-    pub fn finish_run(&self, run_id: &str, status: RunStatus, now: u64) -> Result<(), StoreError> {
+    /// Records the end of a run whose terminal frame is already logged (or could not be).
+    pub fn finish_run(&self, run_id: &str, session_id: &str, status: RunStatus, now: u64) -> Result<(), StoreError> {
+        self.with(|c| finish_run(c, run_id, session_id, status, now))
+    }
+
+    /// The type of the terminal frame (`done` or `error`) the log holds for a run, if it holds one.
+    pub fn run_terminal_kind(&self, session_id: &str, run_id: &str) -> Result<Option<String>, StoreError> {
         self.with(|c| {
-            c.execute(
-                "UPDATE runs SET status = ?2, ended_at = ?3 WHERE id = ?1",
-                params![run_id, status.as_str(), now as i64],
-            )?;
-            Ok(())
+            Ok(c.query_row(
+                "SELECT kind FROM frames WHERE session_id = ?1 AND run_id = ?2 AND kind IN ('done', 'error') \
+                 ORDER BY seq LIMIT 1",
+                params![session_id, run_id],
+                |row| row.get(0),
+            )
+            .optional()?)
         })
     }
 
@@ -351,6 +380,24 @@ impl Store {
     }
 }
 
+fn finish_run(
+    connection: &Connection,
+    run_id: &str,
+    session_id: &str,
+    status: RunStatus,
+    now: u64,
+) -> Result<(), StoreError> {
+    connection.execute(
+        "UPDATE runs SET status = ?2, ended_at = ?3 WHERE id = ?1",
+        params![run_id, status.as_str(), now as i64],
+    )?;
+    connection.execute(
+        "UPDATE sessions SET status = ?2 WHERE id = ?1",
+        params![session_id, status.session_status().as_str()],
+    )?;
+    Ok(())
+}
+
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {
         session_id: row.get(0)?,
@@ -367,6 +414,45 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
 mod tests {
     use super::*;
 
+    fn delta<'a>(session_id: &'a str, run_id: Option<&'a str>) -> NewFrame<'a> {
+        NewFrame { session_id, kind: "delta", run_id, counts_as_message: false, now: 1, ends_run: None }
+    }
+
+    #[test]
+    fn a_terminal_frame_ends_its_run_in_the_same_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = Store::open(dir.path()).unwrap();
+            store.create_session("s1", "", 1).unwrap();
+            store.start_run("r1", "s1", 1).unwrap();
+            store.append(&delta("s1", Some("r1")), |seq| format!("{{\"seq\":{seq}}}")).unwrap();
+            let done = NewFrame {
+                kind: "done",
+                counts_as_message: true,
+                ends_run: Some(RunStatus::Done),
+                ..delta("s1", Some("r1"))
+            };
+            store.append(&done, |seq| format!("{{\"seq\":{seq}}}")).unwrap();
+        }
+        // Nothing after the append ran: what a crash right after it leaves behind.
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.running_runs().unwrap(), []);
+        assert_eq!(store.run_status("r1").unwrap().as_deref(), Some("done"));
+        assert_eq!(store.session("s1").unwrap().unwrap().status, SessionStatus::Idle);
+        assert_eq!(store.run_terminal_kind("s1", "r1").unwrap().as_deref(), Some("done"));
+    }
+
+    #[test]
+    fn a_cursor_beyond_every_seq_reads_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        store.create_session("s1", "", 1).unwrap();
+        store.append(&delta("s1", None), |_| "{}".into()).unwrap();
+        assert_eq!(store.frames_after("s1", u64::MAX, 10).unwrap(), []);
+        assert_eq!(store.frames_after("s1", i64::MAX as u64 + 1, 10).unwrap(), []);
+        assert_eq!(store.frames_after("s1", 0, 10).unwrap().len(), 1);
+    }
+
     #[test]
     fn frames_get_consecutive_seqs_and_survive_reopening() {
         let dir = tempfile::tempdir().unwrap();
@@ -374,8 +460,7 @@ mod tests {
             let store = Store::open(dir.path()).unwrap();
             store.create_session("s1", "", 1).unwrap();
             for i in 0..3 {
-                let frame =
-                    store.append("s1", "delta", Some("r1"), false, 2, |seq| format!("{{\"seq\":{seq},\"i\":{i}}}"));
+                let frame = store.append(&delta("s1", Some("r1")), |seq| format!("{{\"seq\":{seq},\"i\":{i}}}"));
                 assert_eq!(frame.unwrap().seq, i + 1);
             }
         }
@@ -390,10 +475,7 @@ mod tests {
     fn appending_to_a_missing_session_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        assert!(matches!(
-            store.append("nope", "delta", None, false, 1, |_| String::new()),
-            Err(StoreError::NoSession(_))
-        ));
+        assert!(matches!(store.append(&delta("nope", None), |_| String::new()), Err(StoreError::NoSession(_))));
     }
 
     #[test]
@@ -401,7 +483,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         store.create_session("s1", "t", 1).unwrap();
-        store.append("s1", "delta", None, false, 1, |_| "{}".into()).unwrap();
+        store.append(&delta("s1", None), |_| "{}".into()).unwrap();
         assert!(store.delete_session("s1").unwrap());
         assert!(store.frames_after("s1", 0, 10).unwrap().is_empty());
         assert!(store.session("s1").unwrap().is_none());

@@ -1,0 +1,91 @@
+//! A whole app over a temporary data dir, on the scripted provider, and the requests the tests send it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode};
+use tower::ServiceExt;
+
+use crate::runtime::agent::{Agent, AgentConfig};
+use crate::runtime::models::{ModelCatalog, ModelEntry};
+use crate::runtime::scripted::{Script, ScriptedProvider};
+use crate::server::assets::SiteAssets;
+use crate::server::chat::{Chat, ChatConfig};
+use crate::server::http::{AppState, router};
+use crate::server::security::Security;
+use crate::store::Store;
+
+pub const TOKEN: &str = "in-process-token";
+pub const HOST: &str = "127.0.0.1:3000";
+
+pub struct TestApp {
+    pub router: Router,
+    _dir: tempfile::TempDir,
+}
+
+impl TestApp {
+    /// An app playing `script` (the scripted provider's JSON).
+    pub fn playing(script: &str) -> TestApp {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let provider = Arc::new(ScriptedProvider::new(Script::parse(script).expect("the test's script parses")));
+        let agent = Arc::new(Agent::new(provider, AgentConfig::default()));
+        let entry = ModelEntry {
+            name: "scripted".into(),
+            provider: "scripted".into(),
+            model: "test".into(),
+            context_window: 128_000,
+            agent,
+        };
+        let models = Arc::new(ModelCatalog::new(vec![entry]).expect("one model is a catalog"));
+        let config =
+            ChatConfig { data_dir: dir.path().into(), workspace: None, keepalive: Duration::from_secs(15), pi: None };
+        let chat =
+            Chat::new(Store::open(dir.path()).expect("the store opens"), models, config).expect("the chat opens");
+        let security = Arc::new(Security {
+            token: Some(TOKEN.into()),
+            allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
+        });
+        let leptos = leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build();
+        let assets = SiteAssets::detect(dir.path().join("no-site"));
+        let state = AppState { leptos, assets, chat, security, runtime_name: "agent" };
+        TestApp { router: router(state), _dir: dir }
+    }
+
+    pub async fn call(&self, request: Request<Body>) -> Response<Body> {
+        self.router.clone().oneshot(request).await.expect("the router is infallible")
+    }
+
+    pub async fn new_session(&self) -> String {
+        let response = self.call(post("/api/sessions", "{}")).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let body = json_body(response).await;
+        body["session"]["sessionId"].as_str().expect("a session id").to_owned()
+    }
+}
+
+/// A request the guard lets through: the right Host and token.
+pub fn request(method: &str, uri: &str) -> axum::http::request::Builder {
+    Request::builder().method(method).uri(uri).header("host", HOST).header("authorization", format!("Bearer {TOKEN}"))
+}
+
+pub fn get(uri: &str) -> Request<Body> {
+    request("GET", uri).body(Body::empty()).expect("a valid request")
+}
+
+pub fn post(uri: &str, json: &str) -> Request<Body> {
+    request("POST", uri)
+        .header("content-type", "application/json")
+        .body(Body::from(json.to_owned()))
+        .expect("a valid request")
+}
+
+pub async fn body_bytes(response: Response<Body>) -> Vec<u8> {
+    axum::body::to_bytes(response.into_body(), usize::MAX).await.expect("the body is read").to_vec()
+}
+
+pub async fn json_body(response: Response<Body>) -> serde_json::Value {
+    let bytes = body_bytes(response).await;
+    serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
+}

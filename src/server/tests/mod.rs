@@ -1,0 +1,4 @@
+//! In-process tests of the HTTP surface: the router called with `tower::ServiceExt::oneshot`, no socket.
+
+mod app;
+mod edge;
