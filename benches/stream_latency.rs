@@ -15,7 +15,7 @@ use chatwire::server::assets::SiteAssets;
 use chatwire::server::chat::{Chat, ChatConfig};
 use chatwire::server::http::{AppState, router};
 use chatwire::server::security::Security;
-use chatwire::store::Store;
+use chatwire::store::SqliteStore;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
@@ -103,7 +103,7 @@ async fn through_chatwire(events: usize, interval: Duration) -> Vec<Duration> {
     let models = Arc::new(ModelCatalog::new(vec![entry]).unwrap());
     let config =
         ChatConfig { data_dir: data.path().into(), workspace: None, keepalive: Duration::from_secs(15), pi: None };
-    let chat = Chat::new(Store::open(data.path()).unwrap(), models, config).unwrap();
+    let chat = Chat::open(Arc::new(SqliteStore::open(data.path()).unwrap()), models, config).await.unwrap();
     let security = Arc::new(Security { token: None, allowed_hosts: vec!["127.0.0.1".into()] });
     let leptos = leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build();
     let state = AppState {

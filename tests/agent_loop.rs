@@ -7,7 +7,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chatwire::mapper::EventMapper;
+use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
 use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, RunControl, RunOptions, TodoStatus};
 use chatwire::runtime::event::AgentEvent;
@@ -78,7 +78,8 @@ impl Session {
             created_at: None,
         };
         // The server opens the run in the mode the run works in, which a plan action decides.
-        let mut frames = self.mapper.open_run(Some(user), options.effective_mode());
+        let mut frames =
+            self.mapper.open_run(RunMeta { prompt: Some(user), mode: options.effective_mode(), ..RunMeta::default() });
         let reactions = sender.clone();
         let run = agent.run(&mut self.conversation, workspace, prompt.to_owned(), options, control, &sender);
         let collect =

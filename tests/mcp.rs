@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chatwire::mapper::EventMapper;
+use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
 use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, RunControl, RunOptions};
 use chatwire::runtime::event::AgentEvent;
@@ -97,7 +97,7 @@ async fn run(
     let mut conversation = Conversation::default();
     let mut mapper: EventMapper = support::mapper::deterministic_mapper("s");
     let (sender, mut receiver) = mpsc::unbounded_channel();
-    let mut frames = mapper.open_run(None, options.effective_mode());
+    let mut frames = mapper.open_run(RunMeta { mode: options.effective_mode(), ..RunMeta::default() });
     let run = agent.run(&mut conversation, workspace, "go".into(), options, control, &sender);
     let collect = map_until_settled(&mut receiver, &mut mapper, &mut frames, |event| react(event, control));
     tokio::join!(run, collect);

@@ -7,7 +7,7 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chatwire::mapper::EventMapper;
+use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
 use chatwire::runtime::agent::{Agent, AgentConfig, Conversation, RunControl, RunOptions};
 use chatwire::runtime::event::{AgentEvent, AssistantMessageEvent};
@@ -97,7 +97,7 @@ impl Session {
             parts: vec![ChatMessagePart::text(prompt)],
             created_at: None,
         };
-        let mut frames = self.mapper.open_run(Some(user), AgentMode::Agent);
+        let mut frames = self.mapper.open_run(RunMeta { prompt: Some(user), ..RunMeta::default() });
         let options = RunOptions::default();
         let run = agent.run(&mut self.conversation, &self.workspace, prompt.to_owned(), &options, control, &sender);
         let collect = map_until_settled(&mut receiver, &mut self.mapper, &mut frames, |event| react(event, control));

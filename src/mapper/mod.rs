@@ -50,9 +50,25 @@ struct ToolTrack {
     started_at: Option<u64>,
 }
 
+/// What the server knows of a run when it opens it.
+#[derive(Debug, Clone, Default)]
+pub struct RunMeta {
+    /// The run's id, when the server chose it (it names the run before the run opens); else the mapper makes one.
+    pub run_id: Option<String>,
+    /// The user's prompt, logged as the run's first `message`.
+    pub prompt: Option<ChatMessage>,
+    pub mode: AgentMode,
+    /// The runtime's own file of the conversation (pi's session file), named by `start` and `done`.
+    pub session_file: Option<String>,
+    /// The runtime could not reopen the conversation it had before and starts over.
+    pub session_reset: bool,
+}
+
 #[derive(Debug, Default)]
 struct RunState {
     run_id: String,
+    /// The runtime's file of the conversation, for `done`.
+    session_file: Option<String>,
     message_id: String,
     created_at: u64,
     /// Plan mode: plan frames say `mode: plan`, and a run that wrote a plan ends by asking the user to decide.
@@ -124,14 +140,16 @@ impl EventMapper {
         out.push(frame);
     }
 
-    /// Opens a run in `mode`: `start`, then the user's prompt as a `message` when the server has it.
-    pub fn open_run(&mut self, prompt: Option<ChatMessage>, mode: AgentMode) -> Vec<ChatFrame> {
+    /// Opens a run: `start`, then the user's prompt as a `message` when the server has it.
+    pub fn open_run(&mut self, meta: RunMeta) -> Vec<ChatFrame> {
         let mut out = Vec::new();
         if self.run.is_some() {
             out.extend(self.settle());
         }
+        let RunMeta { run_id, prompt, mode, session_file, session_reset } = meta;
         let run = RunState {
-            run_id: (self.ids)("run"),
+            run_id: run_id.unwrap_or_else(|| (self.ids)("run")),
+            session_file: session_file.clone(),
             message_id: (self.ids)("msg"),
             created_at: (self.clock)(),
             prompt_logged: prompt.is_some(),
@@ -143,8 +161,8 @@ impl EventMapper {
             id: run.message_id.clone(),
             run_id: run.run_id.clone(),
             session_id: self.session_id.clone(),
-            session_file: None,
-            session_reset: None,
+            session_file,
+            session_reset: session_reset.then_some(true),
             diagnostics: None,
         });
         self.run = Some(run);
@@ -153,6 +171,15 @@ impl EventMapper {
             self.emit(ChatFrame::Message(MessageFrame { seq: None, message }), &mut out);
         }
         out
+    }
+
+    /// Ends the open run as settled, with what the runtime said of it at the end: its conversation's file, when it
+    /// names one (pi may have moved to a new file during the run).
+    pub fn settle_run(&mut self, session_file: Option<String>) -> Vec<ChatFrame> {
+        if let (Some(run), Some(file)) = (self.run.as_mut(), session_file) {
+            run.session_file = Some(file);
+        }
+        self.map(AgentEvent::AgentSettled)
     }
 
     /// Maps one event to the frames a viewer of the session receives.
@@ -169,7 +196,7 @@ impl EventMapper {
             AgentEvent::AgentStart => {
                 let continues = self.run.as_ref().is_some_and(|run| !run.awaiting_settle || run.retry_pending);
                 if !continues {
-                    out.extend(self.open_run(None, AgentMode::Agent));
+                    out.extend(self.open_run(RunMeta::default()));
                 }
                 let run = self.run_mut();
                 run.agent_active = true;
@@ -294,7 +321,7 @@ impl EventMapper {
     /// Events that only make sense inside a run open one when a stream starts mid-run.
     fn ensure_run(&mut self, out: &mut Vec<ChatFrame>) {
         if self.run.is_none() {
-            out.extend(self.open_run(None, AgentMode::Agent));
+            out.extend(self.open_run(RunMeta::default()));
         }
     }
 
@@ -640,7 +667,7 @@ impl EventMapper {
                 run_id: run.run_id,
                 message,
                 session_id: self.session_id.clone(),
-                session_file: None,
+                session_file: run.session_file,
                 session_reset: None,
             }),
             Err((message, code)) => {

@@ -4,6 +4,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
+use super::chat::ChatError;
 use crate::protocol::ErrorBody;
 use crate::store::StoreError;
 
@@ -46,6 +47,22 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Store(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+impl From<ChatError> for ApiError {
+    fn from(error: ChatError) -> ApiError {
+        let message = error.to_string();
+        match error {
+            ChatError::UnknownSession(_) => ApiError::NotFound(message),
+            ChatError::EmptyMessage | ChatError::EmptyTitle | ChatError::UnknownModel { .. } => {
+                ApiError::BadRequest(message)
+            }
+            ChatError::RunInProgress | ChatError::SessionBusy => ApiError::Conflict(message),
+            ChatError::RequestIdReused(_) => ApiError::Unprocessable(message),
+            ChatError::Workspace { .. } => ApiError::Internal(message),
+            ChatError::Store(error) => ApiError::Store(error),
         }
     }
 }

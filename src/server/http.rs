@@ -13,7 +13,7 @@ use leptos_axum::{LeptosRoutes, ResponseOptions, generate_route_list};
 use serde::Deserialize;
 
 use super::assets::SiteAssets;
-use super::chat::Chat;
+use super::chat::{Chat, ChatError};
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, MAX_BODY_BYTES};
 use super::security::{Security, guard};
@@ -132,12 +132,13 @@ async fn models(State(state): State<AppState>) -> Json<ModelsResponse> {
 async fn send(State(state): State<AppState>, headers: HeaderMap, ApiJson(request): ApiJson<ChatRequest>) -> Response {
     let session = request.session_id.clone();
     let framing = Framing::from_accept(&headers);
-    match state.chat.send(request).await {
-        Ok(tail) => match state.chat.live(&session) {
-            Ok(live) => tail_response(state.chat.clone(), live, tail, framing),
-            Err(error) => error.into_response(),
-        },
-        Err(error) => error.into_response(),
+    let started = async {
+        let tail = state.chat.send(request).await?;
+        Ok::<_, ChatError>((state.chat.live(&session).await?, tail))
+    };
+    match started.await {
+        Ok((live, tail)) => tail_response(state.chat.clone(), live, tail, framing),
+        Err(error) => ApiError::from(error).into_response(),
     }
 }
 
@@ -145,7 +146,7 @@ async fn abort(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<AbortRequest>,
 ) -> Result<Json<AbortResponse>, ApiError> {
-    let aborted = state.chat.abort(&request.session_id)?;
+    let aborted = state.chat.abort(&request.session_id).await?;
     Ok(Json(AbortResponse { ok: true, aborted }))
 }
 
@@ -153,7 +154,7 @@ async fn answer_question(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<QuestionAnswerRequest>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    if state.chat.answer(&request.session_id, &request.tool_call_id, &request.answer)? {
+    if state.chat.answer(&request.session_id, &request.tool_call_id, &request.answer).await? {
         Ok(Json(OkResponse { ok: true }))
     } else {
         Err(ApiError::NotFound(format!("question {} is no longer pending", request.tool_call_id)))
@@ -164,7 +165,7 @@ async fn approve(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ApprovalRequest>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    if state.chat.decide(&request.session_id, &request.tool_call_id, request.approve)? {
+    if state.chat.decide(&request.session_id, &request.tool_call_id, request.approve).await? {
         Ok(Json(OkResponse { ok: true }))
     } else {
         Err(ApiError::NotFound(format!("no approval is pending for {}", request.tool_call_id)))
@@ -172,14 +173,14 @@ async fn approve(
 }
 
 async fn list_sessions(State(state): State<AppState>) -> Result<Json<SessionList>, ApiError> {
-    Ok(Json(SessionList { sessions: state.chat.store.sessions()? }))
+    Ok(Json(SessionList { sessions: state.chat.store.sessions().await? }))
 }
 
 async fn create_session(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<CreateSessionRequest>,
 ) -> Result<(StatusCode, Json<SessionCreated>), ApiError> {
-    let session = state.chat.create_session(request.title)?;
+    let session = state.chat.create_session(request.title).await?;
     Ok((StatusCode::CREATED, Json(SessionCreated { session, messages: Vec::new() })))
 }
 
@@ -187,7 +188,7 @@ async fn session_detail(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<SessionDetail>, ApiError> {
-    Ok(Json(state.chat.detail(&id)?))
+    Ok(Json(state.chat.detail(&id).await?))
 }
 
 async fn rename_session(
@@ -195,14 +196,14 @@ async fn rename_session(
     ApiPath(id): ApiPath<String>,
     ApiJson(request): ApiJson<RenameSessionRequest>,
 ) -> Result<Json<SessionSummary>, ApiError> {
-    Ok(Json(state.chat.rename(&id, &request.title)?))
+    Ok(Json(state.chat.rename(&id, &request.title).await?))
 }
 
 async fn delete_session(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    state.chat.delete(&id)?;
+    state.chat.delete(&id).await?;
     Ok(Json(OkResponse { ok: true }))
 }
 
@@ -218,7 +219,7 @@ async fn session_events(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let last_event_id = last_event_id(&headers)?;
-    let live = state.chat.live(&id)?;
+    let live = state.chat.live(&id).await?;
     // An `EventSource` keeps its first URL (`?after=0`) and adds `Last-Event-ID` when it reconnects: the larger of
     // the two is what the client has. A cursor past the end of the log is the end of the log: nothing of it is
     // sent again, and the tail goes on from there.

@@ -9,7 +9,11 @@ pub mod extract;
 mod fingerprint;
 pub mod http;
 pub mod listener;
+pub(crate) mod purge;
+mod run;
 pub mod security;
+mod send;
+mod sessions;
 pub mod stream;
 #[cfg(test)]
 mod tests;
@@ -47,7 +51,7 @@ pub enum StartError {
     #[error("opening the session store: {0}")]
     Store(#[from] crate::store::StoreError),
     #[error("{0}")]
-    Chat(#[from] self::error::ApiError),
+    Chat(#[from] self::chat::ChatError),
 }
 
 /// Entry point of the `chatwire` binary.
@@ -120,7 +124,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
 
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir { path: data_dir.clone(), source })?;
-    let store = crate::store::Store::open(&data_dir)?;
+    let store: Arc<dyn crate::store::Store> = Arc::new(crate::store::SqliteStore::open(&data_dir)?);
     let file = self::config::ConfigFile::from_args(&args)?;
     let mcp = match (self::config::mcp_servers(file.as_ref(), &args)?, args.runtime) {
         (Some(servers), RuntimeKind::Agent) => {
@@ -150,7 +154,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
         pi,
     };
-    let chat = Chat::new(store, models, config)?;
+    let chat = Chat::open(store, models, config).await?;
+    let purging = tokio::spawn(purge::forget_old_requests(chat.store.clone(), self::chat::now_ms));
 
     let mut allowed_hosts: Vec<String> =
         ["localhost", "127.0.0.1", "::1"].into_iter().map(str::to_owned).chain(args.allowed_hosts.clone()).collect();
@@ -172,6 +177,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     }
     let streams_end = state.chat.streams_end.clone();
     let served = listener::serve(listener, router(state), shutdown_signal(), streams_end).await;
+    purging.abort();
     // MCP servers run in process groups of their own, which a Ctrl-C on the terminal does not reach.
     if let Some(mcp) = mcp {
         mcp.shutdown().await;

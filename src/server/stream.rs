@@ -84,8 +84,9 @@ struct TailState {
     framing: Framing,
     keepalive: Duration,
     finished: bool,
-    /// When the last chunk of frames went out (keepalives do not count).
-    last_frames_at: Option<tokio::time::Instant>,
+    /// When the last chunk of frames went out (keepalives do not count), if that read reached the log's end:
+    /// from then on the stream is live and paced. A replay of a long log goes out as fast as it is read.
+    live_since: Option<tokio::time::Instant>,
 }
 
 /// The streaming response for `tail` of a session.
@@ -99,7 +100,7 @@ pub fn tail_response(chat: Arc<Chat>, live: Arc<SessionLive>, tail: Tail, framin
         until_run: tail.until_run,
         framing,
         finished: false,
-        last_frames_at: None,
+        live_since: None,
     };
     let stream = futures_util::stream::unfold(state, |mut state| async move {
         let chunk = next_chunk(&mut state).await?;
@@ -119,9 +120,15 @@ async fn next_chunk(state: &mut TailState) -> Option<String> {
         if state.finished {
             return None;
         }
+        if let Some(last) = state.live_since {
+            tokio::select! {
+                () = tokio::time::sleep_until(last + MIN_CHUNK_GAP) => {}
+                () = state.chat.streams_end.cancelled() => return None,
+            }
+        }
         // Mark the current seq seen before reading, so an append after the read always wakes us.
         state.changes.borrow_and_update();
-        let frames = match state.chat.store.frames_after(state.live.id(), state.cursor, BATCH) {
+        let frames = match state.chat.store.frames_after(state.live.id(), state.cursor, BATCH).await {
             Ok(frames) => frames,
             Err(error) => {
                 state.finished = true;
@@ -139,6 +146,7 @@ async fn next_chunk(state: &mut TailState) -> Option<String> {
             }
         };
         if !frames.is_empty() {
+            state.live_since = (frames.len() < BATCH).then(tokio::time::Instant::now);
             let mut chunk = String::new();
             for frame in &frames {
                 state.framing.write(frame, &mut chunk);
@@ -150,18 +158,11 @@ async fn next_chunk(state: &mut TailState) -> Option<String> {
                     break;
                 }
             }
-            state.last_frames_at = Some(tokio::time::Instant::now());
             return Some(chunk);
         }
         tokio::select! {
             changed = tokio::time::timeout(state.keepalive, state.changes.changed()) => match changed {
-                Ok(Ok(())) => {
-                    let Some(last) = state.last_frames_at else { continue };
-                    tokio::select! {
-                        () = tokio::time::sleep_until(last + MIN_CHUNK_GAP) => continue,
-                        () = state.chat.streams_end.cancelled() => return None,
-                    }
-                }
+                Ok(Ok(())) => continue,
                 // The session was deleted: nothing more will come.
                 Ok(Err(_)) => return None,
                 Err(_quiet) => return Some(state.framing.keepalive().to_owned()),

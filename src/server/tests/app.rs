@@ -15,7 +15,7 @@ use crate::server::assets::SiteAssets;
 use crate::server::chat::{Chat, ChatConfig};
 use crate::server::http::{AppState, router};
 use crate::server::security::Security;
-use crate::store::Store;
+use crate::store::SqliteStore;
 
 pub const TOKEN: &str = "in-process-token";
 pub const HOST: &str = "127.0.0.1:3000";
@@ -27,22 +27,14 @@ pub struct TestApp {
 
 impl TestApp {
     /// An app playing `script` (the scripted provider's JSON).
-    pub fn playing(script: &str) -> TestApp {
+    pub async fn playing(script: &str) -> TestApp {
+        TestApp::with_keepalive(script, Duration::from_secs(15)).await
+    }
+
+    /// Like `playing`, with quiet streams getting a keepalive every `keepalive`.
+    pub async fn with_keepalive(script: &str, keepalive: Duration) -> TestApp {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let provider = Arc::new(ScriptedProvider::new(Script::parse(script).expect("the test's script parses")));
-        let agent = Arc::new(Agent::new(provider, AgentConfig::default()));
-        let entry = ModelEntry {
-            name: "scripted".into(),
-            provider: "scripted".into(),
-            model: "test".into(),
-            context_window: 128_000,
-            agent,
-        };
-        let models = Arc::new(ModelCatalog::new(vec![entry]).expect("one model is a catalog"));
-        let config =
-            ChatConfig { data_dir: dir.path().into(), workspace: None, keepalive: Duration::from_secs(15), pi: None };
-        let chat =
-            Chat::new(Store::open(dir.path()).expect("the store opens"), models, config).expect("the chat opens");
+        let chat = chat_with(script, dir.path(), keepalive).await;
         let security = Arc::new(Security {
             token: Some(TOKEN.into()),
             allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
@@ -63,6 +55,27 @@ impl TestApp {
         let body = json_body(response).await;
         body["session"]["sessionId"].as_str().expect("a session id").to_owned()
     }
+}
+
+/// The chat core over a store in `dir`, playing `script` (the scripted provider's JSON).
+pub async fn chat_playing(script: &str, dir: &std::path::Path) -> Arc<Chat> {
+    chat_with(script, dir, Duration::from_secs(15)).await
+}
+
+async fn chat_with(script: &str, dir: &std::path::Path, keepalive: Duration) -> Arc<Chat> {
+    let provider = Arc::new(ScriptedProvider::new(Script::parse(script).expect("the test's script parses")));
+    let agent = Arc::new(Agent::new(provider, AgentConfig::default()));
+    let entry = ModelEntry {
+        name: "scripted".into(),
+        provider: "scripted".into(),
+        model: "test".into(),
+        context_window: 128_000,
+        agent,
+    };
+    let models = Arc::new(ModelCatalog::new(vec![entry]).expect("one model is a catalog"));
+    let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive, pi: None };
+    let store = Arc::new(SqliteStore::open(dir).expect("the store opens"));
+    Chat::open(store, models, config).await.expect("the chat opens")
 }
 
 /// A request the guard lets through: the right Host and token.

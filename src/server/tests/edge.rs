@@ -127,7 +127,7 @@ fn hostile_rows(session: &str) -> Vec<Row> {
 
 #[tokio::test]
 async fn hostile_requests_get_their_status_and_a_json_message_and_the_server_stays_healthy() {
-    let app = TestApp::playing(QUICK);
+    let app = TestApp::playing(QUICK).await;
     let session = app.new_session().await;
     for Row { what, request, status, allow } in hostile_rows(&session) {
         let response = app.call(request).await;
@@ -164,7 +164,7 @@ async fn first_chunk(response: axum::http::Response<Body>, wait: Duration) -> (S
 
 #[tokio::test(start_paused = true)]
 async fn a_cursor_past_every_seq_sends_nothing_of_the_log_then_tails() {
-    let app = TestApp::playing(QUICK);
+    let app = TestApp::playing(QUICK).await;
     let session = app.new_session().await;
     let last = finished_run(&app, &session).await;
     for cursor in [u64::MAX.to_string(), (i64::MAX as u64 + 1).to_string(), (last + 1000).to_string()] {
@@ -187,7 +187,7 @@ async fn a_cursor_past_every_seq_sends_nothing_of_the_log_then_tails() {
 
 #[tokio::test]
 async fn last_event_id_and_after_resume_from_the_larger_of_the_two() {
-    let app = TestApp::playing(QUICK);
+    let app = TestApp::playing(QUICK).await;
     let session = app.new_session().await;
     let last = finished_run(&app, &session).await;
     assert!(last > 3, "the run logs several frames");

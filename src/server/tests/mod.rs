@@ -1,4 +1,6 @@
 //! In-process tests of the HTTP surface: the router called with `tower::ServiceExt::oneshot`, no socket.
 
 mod app;
+mod core;
 mod edge;
+mod stream;

@@ -1,0 +1,104 @@
+//! `POST /api/chat`: a send starts a run, joins the active one (steer, follow-up), or finds the run its request id
+//! already made. One session's sends are serialized; sends to different sessions never wait for each other.
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use super::chat::{Chat, ChatError, new_id, now_ms};
+use super::sessions::{SessionLive, Tail};
+use crate::protocol::*;
+use crate::store::{RequestClaim, RequestRecord};
+
+/// What a send is going to do, decided before its request id is claimed so that the claim names the run.
+enum Plan {
+    StartRun,
+    Join { run_id: String },
+}
+
+impl Chat {
+    pub async fn send(self: &Arc<Self>, request: ChatRequest) -> Result<Tail, ChatError> {
+        if request.message.trim().is_empty() && request.plan_action.is_none() {
+            return Err(ChatError::EmptyMessage);
+        }
+        if self.models.pick(request.model.as_deref()).is_none() {
+            let requested = request.model.clone().unwrap_or_default();
+            return Err(ChatError::UnknownModel { requested, known: self.models.names().join(", ") });
+        }
+        let live = self.live(&request.session_id).await?;
+        let _one_at_a_time = live.sending.lock().await;
+        let body_hash = body_hash(&request);
+        // A retry is answered from what its first send made, whatever the session does now.
+        if let Some(request_id) = &request.request_id
+            && let Some(taken) = self.store.request(request_id).await?
+        {
+            return attach(request_id, &taken, &request.session_id, &body_hash);
+        }
+        let after = live.last_seq();
+        let plan = live.with_active(|active| match (active, request.streaming_behavior) {
+            // A run that is only finishing up (its `done` may already be out) is waited for, not refused.
+            (Some(run), None) if run.control.is_closing() => Ok(Plan::StartRun),
+            (Some(_), None) => Err(ChatError::RunInProgress),
+            (Some(run), Some(_)) => Ok(Plan::Join { run_id: run.run_id.clone() }),
+            (None, _) => Ok(Plan::StartRun),
+        })?;
+        let run_id = match &plan {
+            Plan::StartRun => new_id("run"),
+            Plan::Join { run_id } => run_id.clone(),
+        };
+        if let Some(request_id) = &request.request_id {
+            let record =
+                RequestRecord { session_id: live.id().to_owned(), body_hash, run_id: run_id.clone(), after_seq: after };
+            // A unique insert: of two sends with one id, however concurrent (another session, another instance),
+            // exactly one goes on; the other attaches to what the first made.
+            if let RequestClaim::Taken(taken) = self.store.claim_request(request_id, &record, now_ms()).await? {
+                return attach(request_id, &taken, &record.session_id, &record.body_hash);
+            }
+        }
+        let started = match plan {
+            Plan::Join { run_id } if self.join(&live, &request) => Ok(run_id),
+            // The run began to end after the plan was made: the message starts the next run, once that run has
+            // released the session (`start_run` waits for it).
+            Plan::Join { .. } => {
+                let run_id = new_id("run");
+                if let Some(request_id) = &request.request_id {
+                    self.store.set_request_run(request_id, &run_id).await?;
+                }
+                self.start_run(&live, &request, run_id.clone()).await.map(|()| run_id)
+            }
+            Plan::StartRun => self.start_run(&live, &request, run_id.clone()).await.map(|()| run_id),
+        };
+        match started {
+            Ok(run_id) => Ok(Tail { after, until_run: Some(run_id) }),
+            Err(error) => {
+                // No run came of it: the id is free again, so a retry of this very send can still succeed.
+                if let Some(request_id) = &request.request_id {
+                    self.store.release_request(request_id).await?;
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Queues the message into the active run; false when that run has already decided to stop.
+    fn join(&self, live: &SessionLive, request: &ChatRequest) -> bool {
+        let steer = request.streaming_behavior == Some(StreamingBehavior::Steer);
+        live.with_active(|active| {
+            active.is_some_and(|run| run.control.enqueue(request.message.clone(), steer, &run.events))
+        })
+    }
+}
+
+/// The answer to a send whose request id an earlier send took: that send's run, or 422 for another body.
+fn attach(request_id: &str, taken: &RequestRecord, session_id: &str, body_hash: &str) -> Result<Tail, ChatError> {
+    if taken.session_id != session_id || taken.body_hash != body_hash {
+        return Err(ChatError::RequestIdReused(request_id.to_owned()));
+    }
+    Ok(Tail { after: taken.after_seq, until_run: Some(taken.run_id.clone()) })
+}
+
+/// Identifies a request body for request-id reuse: the same id must come with the same request.
+fn body_hash(request: &ChatRequest) -> String {
+    let canonical = serde_json::to_vec(request).expect("a ChatRequest serializes");
+    Sha256::digest(&canonical).iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,209 @@
+//! The session registry: each session's live state (the latest `seq` that wakes its viewers, its active run, its
+//! transcript) and `log`, the one way a frame enters a session's log.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, watch};
+
+use super::chat::{ChatError, now_ms};
+use super::run::SessionRuntime;
+use crate::chat_state::{ChatSnapshot, apply};
+use crate::protocol::*;
+use crate::runtime::agent::RunControl;
+use crate::runtime::event::AgentEvent;
+use crate::store::{Append, RunStatus, Store};
+
+/// The run a session is running, as the requests that steer, answer or stop it reach it.
+pub(super) struct ActiveRun {
+    pub run_id: String,
+    pub control: RunControl,
+    pub events: mpsc::UnboundedSender<AgentEvent>,
+}
+
+/// A session's live state: who is running, and the latest `seq` for tailing viewers.
+pub struct SessionLive {
+    id: String,
+    last_seq: watch::Sender<Seq>,
+    /// Held while a send decides whether it starts a run or joins the active one: one session's sends are
+    /// serialized, and no other session's send waits for it.
+    pub(super) sending: tokio::sync::Mutex<()>,
+    active: Mutex<Option<ActiveRun>>,
+    /// Held by a run for as long as it drives the runtime; the next run waits for it.
+    pub(super) runtime: Arc<tokio::sync::Mutex<Option<SessionRuntime>>>,
+    /// The transcript as the reducer has built it from the log, once someone asked for it; kept current by every
+    /// append, so opening a long session does not replay its whole log.
+    transcript: tokio::sync::Mutex<Option<ChatSnapshot>>,
+}
+
+impl SessionLive {
+    fn new(id: &str, last_seq: Seq) -> SessionLive {
+        SessionLive {
+            id: id.to_owned(),
+            last_seq: watch::channel(last_seq).0,
+            sending: Default::default(),
+            active: Mutex::new(None),
+            runtime: Arc::new(tokio::sync::Mutex::new(None)),
+            transcript: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<Seq> {
+        self.last_seq.subscribe()
+    }
+
+    /// The `seq` of the session's last logged frame.
+    pub fn last_seq(&self) -> Seq {
+        *self.last_seq.borrow()
+    }
+
+    pub fn active_run_id(&self) -> Option<String> {
+        self.with_active(|run| run.map(|run| run.run_id.clone()))
+    }
+
+    /// Looks at the active run under its lock (never held across an await).
+    pub(super) fn with_active<T>(&self, look: impl FnOnce(Option<&ActiveRun>) -> T) -> T {
+        look(self.active.lock().expect("the active-run lock is never poisoned").as_ref())
+    }
+
+    pub(super) fn set_active(&self, run: ActiveRun) {
+        *self.active.lock().expect("the active-run lock is never poisoned") = Some(run);
+    }
+
+    /// Clears the active run if it is still `run_id`: a send that arrived while that run was ending may already
+    /// have started the next one, which stays.
+    pub(super) fn clear_active(&self, run_id: &str) {
+        let mut active = self.active.lock().expect("the active-run lock is never poisoned");
+        if active.as_ref().is_some_and(|run| run.run_id == run_id) {
+            *active = None;
+        }
+    }
+}
+
+/// Which frames a response streams: those after `after`, until `until_run` ends (or forever).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tail {
+    pub after: Seq,
+    pub until_run: Option<String>,
+}
+
+/// The sessions this server has touched since it started, by id.
+pub struct SessionRegistry {
+    store: Arc<dyn Store>,
+    live: Mutex<HashMap<String, Arc<SessionLive>>>,
+}
+
+/// Frames the transcript is rebuilt from per store read.
+const SNAPSHOT_BATCH: usize = 1024;
+
+impl SessionRegistry {
+    pub(super) fn new(store: Arc<dyn Store>) -> SessionRegistry {
+        SessionRegistry { store, live: Mutex::new(HashMap::new()) }
+    }
+
+    /// The live state of an existing session.
+    pub(super) async fn live(&self, session_id: &str) -> Result<Arc<SessionLive>, ChatError> {
+        if let Some(session) = self.live.lock().expect("the sessions lock is never poisoned").get(session_id) {
+            return Ok(session.clone());
+        }
+        let last_seq =
+            self.store.last_seq(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.to_owned()))?;
+        let mut live = self.live.lock().expect("the sessions lock is never poisoned");
+        // Another request may have looked the session up meanwhile: the first entry stays, so all share one.
+        let session =
+            live.entry(session_id.to_owned()).or_insert_with(|| Arc::new(SessionLive::new(session_id, last_seq)));
+        Ok(session.clone())
+    }
+
+    pub(super) fn forget(&self, session_id: &str) {
+        self.live.lock().expect("the sessions lock is never poisoned").remove(session_id);
+    }
+
+    /// A copy of the session's transcript: built from the log the first time, then kept current by `log`.
+    pub(super) async fn transcript(&self, live: &SessionLive) -> Result<ChatSnapshot, ChatError> {
+        // Held while building: an append that lands meanwhile waits and is applied after (or, if the build already
+        // read it, is recognised by its `seq` and changes nothing).
+        let mut transcript = live.transcript.lock().await;
+        if transcript.is_none() {
+            *transcript = Some(self.replay(&live.id).await?);
+        }
+        Ok(transcript.as_ref().expect("built just above").clone())
+    }
+
+    /// The transcript rebuilt by the shared reducer from the whole log.
+    pub(super) async fn replay(&self, session_id: &str) -> Result<ChatSnapshot, ChatError> {
+        let mut snapshot = ChatSnapshot::default();
+        let mut after = 0;
+        loop {
+            let frames = self.store.frames_after(session_id, after, SNAPSHOT_BATCH).await?;
+            let Some(last) = frames.last() else { break };
+            after = last.seq;
+            for logged in &frames {
+                // Lines were validated when they were written; one that no longer parses is skipped, not fatal.
+                if let Ok(frame) = crate::protocol::parse_frame(logged.line.as_bytes()) {
+                    apply(&mut snapshot, &frame);
+                }
+            }
+        }
+        Ok(snapshot)
+    }
+
+    /// Appends frames to the session's log in one transaction and wakes its viewers; `ends_run` is set when the
+    /// batch ends with its run's terminal frame.
+    pub(super) async fn log(
+        &self,
+        live: &SessionLive,
+        run_id: Option<&str>,
+        frames: Vec<ChatFrame>,
+        ends_run: Option<RunStatus>,
+    ) -> Result<(), ChatError> {
+        if frames.is_empty() {
+            return Ok(());
+        }
+        for frame in &frames {
+            if let ChatFrame::Message(MessageFrame { message, .. }) = frame
+                && message.role == Role::User
+                && let Some(ChatMessagePart::Text(text)) = message.parts.first()
+            {
+                self.store.title_if_unset(&live.id, &title_from(&text.text)).await?;
+            }
+        }
+        let append =
+            Append { session_id: live.id.clone(), run_id: run_id.map(str::to_owned), frames, ends_run, now: now_ms() };
+        let appended = self.store.append(append).await?;
+        if let Some(transcript) = live.transcript.lock().await.as_mut() {
+            for frame in &appended {
+                apply(transcript, &frame.frame);
+            }
+        }
+        if let Some(last) = appended.last() {
+            live.last_seq.send_replace(last.logged.seq);
+        }
+        Ok(())
+    }
+}
+
+/// A session's title from its first message: the first line, at most 60 characters.
+fn title_from(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title_from;
+
+    #[test]
+    fn titles_come_from_the_first_line() {
+        assert_eq!(title_from("\n  Fix the build  \nplease"), "Fix the build");
+        assert_eq!(title_from(&"x".repeat(70)).chars().count(), 61);
+    }
+}

@@ -1,0 +1,160 @@
+//! The chat core without HTTP: runs at their edges, the kept transcript, restarts, the request-id purge.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::app::chat_playing;
+use crate::protocol::*;
+use crate::server::chat::{Chat, ChatError, SessionLive};
+use crate::store::{Append, RequestClaim, RequestRecord, RunStatus, SqliteStore, Store};
+
+fn request(session_id: &str, message: &str, streaming_behavior: Option<StreamingBehavior>) -> ChatRequest {
+    ChatRequest {
+        session_id: session_id.into(),
+        message: message.into(),
+        request_id: None,
+        mode: None,
+        plan_action: None,
+        model: None,
+        streaming_behavior,
+        attachments: None,
+    }
+}
+
+/// Waits (up to 20 s) until the session has no run in progress.
+async fn until_idle(live: &SessionLive) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while live.active_run_id().is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "the session's runs never ended");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn user_texts(detail: &SessionDetail) -> Vec<String> {
+    detail
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .filter_map(|m| match m.parts.first()? {
+            ChatMessagePart::Text(text) => Some(text.text.clone()),
+            ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_message_for_a_run_that_is_ending_starts_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat =
+        chat_playing(r#"{"delayMs": 50, "turns": [{"text": "One two three four five six."}]}"#, dir.path()).await;
+    let session = chat.create_session(None).await.unwrap().session_id;
+    let first = chat.send(request(&session, "first", None)).await.unwrap();
+    let live = chat.live(&session).await.unwrap();
+    // What the agent does once it has decided to stop, done here while the run is still streaming.
+    live.with_active(|run| run.unwrap().control.queues.lock().unwrap().closed = true);
+
+    let steered = chat.send(request(&session, "steer", Some(StreamingBehavior::Steer))).await.unwrap();
+    assert_ne!(steered.until_run, first.until_run, "the steer was not queued into the ending run");
+    let next = chat.send(request(&session, "plain", None)).await;
+    assert!(matches!(next, Err(ChatError::RunInProgress)), "the steer's run is active and open: {next:?}");
+
+    until_idle(&live).await;
+    assert_eq!(user_texts(&chat.detail(&session).await.unwrap()), ["first", "steer"]);
+}
+
+#[tokio::test]
+async fn the_kept_transcript_equals_a_replay_of_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat =
+        chat_playing(r#"{"delayMs": 5, "chunkChars": 3, "turns": [{"text": "One two three."}]}"#, dir.path()).await;
+    let session = chat.create_session(None).await.unwrap().session_id;
+    chat.send(request(&session, "first", None)).await.unwrap();
+    let live = chat.live(&session).await.unwrap();
+    // Built while the run streams; every later append must keep it equal to a replay.
+    let during = chat.detail(&session).await.unwrap();
+    assert!(during.pending.is_some(), "the run was still going");
+    until_idle(&live).await;
+    let kept = chat.sessions.transcript(&live).await.unwrap();
+    let replayed = chat.sessions.replay(&session).await.unwrap();
+    assert_eq!(kept.last_seq, replayed.last_seq);
+    assert_eq!(kept.messages, replayed.messages);
+    assert!(kept.last_seq > during.last_seq);
+}
+
+#[tokio::test]
+async fn a_restart_gives_no_second_terminal_frame_to_a_run_whose_done_was_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        // What a crash between logging a `done` and recording the run's end left behind, before the two were one
+        // transaction.
+        let store = SqliteStore::open(dir.path()).unwrap();
+        store.create_session("s1", "", 1).await.unwrap();
+        store.start_run("r1", "s1", 1).await.unwrap();
+        let message = ChatMessage {
+            id: "m".into(),
+            role: Role::Assistant,
+            parts: vec![ChatMessagePart::text("hi")],
+            created_at: None,
+        };
+        let done = ChatFrame::Done(DoneFrame {
+            seq: None,
+            run_id: "r1".into(),
+            message,
+            session_id: "s1".into(),
+            session_file: None,
+            session_reset: None,
+        });
+        let append =
+            Append { session_id: "s1".into(), run_id: Some("r1".into()), frames: vec![done], ends_run: None, now: 2 };
+        store.append(append).await.unwrap();
+    }
+    let chat = chat_playing(r#"{"turns": [{"text": "unused"}]}"#, dir.path()).await;
+    let kinds: Vec<String> = chat.store.frames_after("s1", 0, 10).await.unwrap().into_iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, ["done"], "one terminal frame, no interrupted error after it");
+    assert_eq!(chat.store.run_status("r1").await.unwrap(), Some(RunStatus::Done));
+    assert_eq!(chat.store.session("s1").await.unwrap().unwrap().status, SessionStatus::Idle);
+}
+
+#[tokio::test]
+async fn a_restart_ends_a_run_cut_off_mid_way_with_one_interrupted_error() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = SqliteStore::open(dir.path()).unwrap();
+        store.create_session("s1", "", 1).await.unwrap();
+        store.start_run("r1", "s1", 1).await.unwrap();
+    }
+    let chat: Arc<Chat> = chat_playing(r#"{"turns": [{"text": "unused"}]}"#, dir.path()).await;
+    let frames = chat.store.frames_after("s1", 0, 10).await.unwrap();
+    assert_eq!(frames.len(), 1);
+    assert!(frames[0].line.contains(r#""code":"interrupted""#), "{}", frames[0].line);
+    assert_eq!(chat.store.run_status("r1").await.unwrap(), Some(RunStatus::Interrupted));
+    assert_eq!(chat.store.session("s1").await.unwrap().unwrap().status, SessionStatus::Interrupted);
+}
+
+#[tokio::test(start_paused = true)]
+async fn request_ids_older_than_a_day_are_purged_by_the_periodic_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).unwrap());
+    store.create_session("s1", "", 1).await.unwrap();
+    let record = RequestRecord { session_id: "s1".into(), body_hash: "h".into(), run_id: "r".into(), after_seq: 0 };
+    let day: u64 = 24 * 60 * 60 * 1000;
+    let start = 10 * day;
+    store.claim_request("old", &record, start - day - 1).await.unwrap();
+    store.claim_request("recent", &record, start - 1000).await.unwrap();
+    // The task's clock runs with tokio's paused one, so the test can let a day pass.
+    let epoch = tokio::time::Instant::now();
+    let clock = move || start + epoch.elapsed().as_millis() as u64;
+    let purging = tokio::spawn(crate::server::purge::forget_old_requests(store.clone(), clock));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let claimed = |id: &'static str| {
+        let store = store.clone();
+        let record = record.clone();
+        async move { store.claim_request(id, &record, start).await.unwrap() == RequestClaim::Claimed }
+    };
+    assert!(claimed("old").await, "a request id older than 24 h was forgotten at the first tick");
+    store.release_request("old").await.unwrap();
+    assert!(!claimed("recent").await, "a recent one is kept");
+    tokio::time::sleep(Duration::from_secs(24 * 60 * 60)).await;
+    assert!(claimed("recent").await, "a day later, it is forgotten too");
+    purging.abort();
+}

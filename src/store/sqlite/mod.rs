@@ -1,0 +1,467 @@
+//! `SqliteStore`: the embedded store, one SQLite file (`chatwire.db`, WAL) under the data dir.
+//!
+//! SQLite calls block, so none runs on an async worker: each goes to tokio's blocking pool. Writes share one
+//! connection (SQLite has one writer at a time anyway); reads take a connection of their own from a small pool,
+//! and in WAL mode they never wait for the writer.
+
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+
+use super::{
+    Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
+    StoreFuture,
+};
+use crate::ndjson::encode_frame;
+use crate::protocol::{ChatFrame, Seq, SessionStatus, SessionSummary};
+
+/// Reader connections kept open between reads; more are opened when more reads run at once.
+const IDLE_READERS: usize = 4;
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Arc<Mutex<Connection>>,
+    readers: Arc<Mutex<Vec<Connection>>>,
+}
+
+fn configure(connection: &Connection) -> Result<(), StoreError> {
+    // NORMAL: a commit survives a process crash (not a power cut).
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "foreign_keys", "ON")?;
+    connection.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(())
+}
+
+impl SqliteStore {
+    /// Opens (or creates) `chatwire.db` in `data_dir` and brings its schema up to date.
+    pub fn open(data_dir: &Path) -> Result<SqliteStore, StoreError> {
+        std::fs::create_dir_all(data_dir)
+            .map_err(|source| StoreError::Io { path: data_dir.display().to_string(), source })?;
+        let path = data_dir.join("chatwire.db");
+        let mut writer = Connection::open(&path)?;
+        // WAL: readers never block the writer, nor it them.
+        writer.pragma_update(None, "journal_mode", "WAL")?;
+        configure(&writer)?;
+        schema::migrate(&mut writer)?;
+        Ok(SqliteStore { path, writer: Arc::new(Mutex::new(writer)), readers: Arc::new(Mutex::new(Vec::new())) })
+    }
+
+    /// Runs `work` on the writer connection, on a blocking thread.
+    fn write<T, F>(&self, work: F) -> StoreFuture<'static, T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let writer = self.writer.clone();
+        blocking(move || {
+            let mut connection = writer.lock().expect("a panic never happens while the writer is held");
+            work(&mut connection)
+        })
+    }
+
+    /// Runs `work` on a reader connection, on a blocking thread.
+    fn read<T, F>(&self, work: F) -> StoreFuture<'static, T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (path, readers) = (self.path.clone(), self.readers.clone());
+        blocking(move || {
+            let pooled = readers.lock().expect("the reader pool lock is never poisoned").pop();
+            let connection = match pooled {
+                Some(connection) => connection,
+                None => {
+                    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+                    let connection = Connection::open_with_flags(&path, flags)?;
+                    configure(&connection)?;
+                    connection
+                }
+            };
+            let result = work(&connection);
+            let mut idle = readers.lock().expect("the reader pool lock is never poisoned");
+            if idle.len() < IDLE_READERS {
+                idle.push(connection);
+            }
+            result
+        })
+    }
+}
+
+fn blocking<T, F>(work: F) -> StoreFuture<'static, T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, StoreError> + Send + 'static,
+{
+    Box::pin(
+        async move { tokio::task::spawn_blocking(work).await.map_err(|error| StoreError::Task(error.to_string()))? },
+    )
+}
+
+/// Seqs are stored as i64: a cursor beyond that is beyond every frame (and must not wrap to -1).
+fn seq_cursor(after: Seq) -> i64 {
+    i64::try_from(after).unwrap_or(i64::MAX)
+}
+
+impl Store for SqliteStore {
+    fn create_session<'a>(&'a self, id: &'a str, title: &'a str, now: u64) -> StoreFuture<'a, SessionSummary> {
+        let (id, title) = (id.to_owned(), title.to_owned());
+        self.write(move |c| {
+            c.execute(
+                "INSERT INTO sessions (id, title, title_is_set, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
+                params![id, title, !title.is_empty(), now as i64],
+            )?;
+            session(c, &id)?.ok_or(StoreError::NoSession(id))
+        })
+    }
+
+    fn session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SessionSummary>> {
+        let id = id.to_owned();
+        self.read(move |c| session(c, &id))
+    }
+
+    fn sessions(&self) -> StoreFuture<'_, Vec<SessionSummary>> {
+        self.read(|c| {
+            let mut statement = c.prepare_cached(
+                "SELECT id, title, created_at, updated_at, status, message_count, last_seq FROM sessions \
+                 ORDER BY updated_at DESC, id",
+            )?;
+            let rows = statement.query_map([], summary_from_row)?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    fn rename_session<'a>(&'a self, id: &'a str, title: &'a str, now: u64) -> StoreFuture<'a, bool> {
+        let (id, title) = (id.to_owned(), title.to_owned());
+        self.write(move |c| {
+            let changed = c.execute(
+                "UPDATE sessions SET title = ?2, title_is_set = 1, updated_at = ?3 WHERE id = ?1",
+                params![id, title, now as i64],
+            )?;
+            Ok(changed == 1)
+        })
+    }
+
+    fn title_if_unset<'a>(&'a self, id: &'a str, title: &'a str) -> StoreFuture<'a, ()> {
+        let (id, title) = (id.to_owned(), title.to_owned());
+        self.write(move |c| {
+            c.execute(
+                "UPDATE sessions SET title = ?2, title_is_set = 1 WHERE id = ?1 AND title_is_set = 0",
+                params![id, title],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn delete_session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        let id = id.to_owned();
+        self.write(move |c| Ok(c.execute("DELETE FROM sessions WHERE id = ?1", params![id])? == 1))
+    }
+
+    fn append(&self, append: Append) -> StoreFuture<'_, Vec<Appended>> {
+        self.write(move |c| {
+            let Append { session_id, run_id, frames, ends_run, now } = append;
+            let transaction = c.transaction()?;
+            let last: Option<i64> = transaction
+                .query_row("SELECT last_seq FROM sessions WHERE id = ?1", params![session_id], |row| row.get(0))
+                .optional()?;
+            let Some(mut seq) = last.map(|last| last as Seq) else { return Err(StoreError::NoSession(session_id)) };
+            let mut appended = Vec::with_capacity(frames.len());
+            let mut messages = 0_i64;
+            {
+                let mut insert = transaction.prepare_cached(
+                    "INSERT INTO frames (session_id, seq, kind, run_id, line) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?;
+                for mut frame in frames {
+                    seq += 1;
+                    frame.set_seq(seq);
+                    let kind = frame.frame_type().as_str();
+                    messages += i64::from(matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_)));
+                    let mut line = encode_frame(&frame);
+                    line.pop();
+                    insert.execute(params![session_id, seq as i64, kind, run_id, line])?;
+                    let logged = LoggedFrame { seq, kind: kind.to_owned(), run_id: run_id.clone(), line };
+                    appended.push(Appended { logged, frame });
+                }
+            }
+            transaction.execute(
+                "UPDATE sessions SET last_seq = ?2, updated_at = ?3, message_count = message_count + ?4 WHERE id = ?1",
+                params![session_id, seq as i64, now as i64, messages],
+            )?;
+            if let (Some(status), Some(run_id)) = (ends_run, &run_id) {
+                finish_run(&transaction, run_id, &session_id, status, now)?;
+            }
+            transaction.commit()?;
+            Ok(appended)
+        })
+    }
+
+    fn frames_after<'a>(&'a self, session_id: &'a str, after: Seq, limit: usize) -> StoreFuture<'a, Vec<LoggedFrame>> {
+        let session_id = session_id.to_owned();
+        self.read(move |c| {
+            let mut statement = c.prepare_cached(
+                "SELECT seq, kind, run_id, line FROM frames WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+            )?;
+            let rows = statement.query_map(params![session_id, seq_cursor(after), limit as i64], |row| {
+                Ok(LoggedFrame {
+                    seq: row.get::<_, i64>(0)? as Seq,
+                    kind: row.get(1)?,
+                    run_id: row.get(2)?,
+                    line: row.get(3)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    fn last_seq<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<Seq>> {
+        let session_id = session_id.to_owned();
+        self.read(move |c| {
+            Ok(c.query_row("SELECT last_seq FROM sessions WHERE id = ?1", params![session_id], |row| {
+                row.get::<_, i64>(0)
+            })
+            .optional()?
+            .map(|seq| seq as Seq))
+        })
+    }
+
+    fn start_run<'a>(&'a self, run_id: &'a str, session_id: &'a str, now: u64) -> StoreFuture<'a, ()> {
+        let (run_id, session_id) = (run_id.to_owned(), session_id.to_owned());
+        self.write(move |c| {
+            let transaction = c.transaction()?;
+            transaction.execute(
+                "INSERT INTO runs (id, session_id, status, started_at) VALUES (?1, ?2, 'running', ?3)",
+                params![run_id, session_id, now as i64],
+            )?;
+            transaction.execute("UPDATE sessions SET status = 'running' WHERE id = ?1", params![session_id])?;
+            transaction.commit()?;
+            Ok(())
+        })
+    }
+
+    fn finish_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        session_id: &'a str,
+        status: RunStatus,
+        now: u64,
+    ) -> StoreFuture<'a, ()> {
+        let (run_id, session_id) = (run_id.to_owned(), session_id.to_owned());
+        self.write(move |c| {
+            let transaction = c.transaction()?;
+            finish_run(&transaction, &run_id, &session_id, status, now)?;
+            transaction.commit()?;
+            Ok(())
+        })
+    }
+
+    fn run_status<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<RunStatus>> {
+        let run_id = run_id.to_owned();
+        self.read(move |c| {
+            let status: Option<String> =
+                c.query_row("SELECT status FROM runs WHERE id = ?1", params![run_id], |row| row.get(0)).optional()?;
+            Ok(status.as_deref().and_then(RunStatus::parse))
+        })
+    }
+
+    fn running_runs(&self) -> StoreFuture<'_, Vec<InterruptedRun>> {
+        self.read(|c| {
+            let mut statement =
+                c.prepare_cached("SELECT id, session_id FROM runs WHERE status = 'running' ORDER BY started_at")?;
+            let rows =
+                statement.query_map([], |row| Ok(InterruptedRun { run_id: row.get(0)?, session_id: row.get(1)? }))?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    fn run_terminal_kind<'a>(&'a self, session_id: &'a str, run_id: &'a str) -> StoreFuture<'a, Option<String>> {
+        let (session_id, run_id) = (session_id.to_owned(), run_id.to_owned());
+        self.read(move |c| {
+            Ok(c.query_row(
+                "SELECT kind FROM frames WHERE session_id = ?1 AND run_id = ?2 AND kind IN ('done', 'error') \
+                 ORDER BY seq LIMIT 1",
+                params![session_id, run_id],
+                |row| row.get(0),
+            )
+            .optional()?)
+        })
+    }
+
+    fn request<'a>(&'a self, request_id: &'a str) -> StoreFuture<'a, Option<RequestRecord>> {
+        let request_id = request_id.to_owned();
+        self.read(move |c| request(c, &request_id))
+    }
+
+    fn claim_request<'a>(
+        &'a self,
+        request_id: &'a str,
+        record: &'a RequestRecord,
+        now: u64,
+    ) -> StoreFuture<'a, RequestClaim> {
+        let (request_id, record) = (request_id.to_owned(), record.clone());
+        self.write(move |c| {
+            let inserted = c.execute(
+                "INSERT INTO requests (id, session_id, body_hash, run_id, after_seq, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id) DO NOTHING",
+                params![
+                    request_id,
+                    record.session_id,
+                    record.body_hash,
+                    record.run_id,
+                    record.after_seq as i64,
+                    now as i64
+                ],
+            )?;
+            if inserted == 1 {
+                return Ok(RequestClaim::Claimed);
+            }
+            let taken = request(c, &request_id)?.ok_or_else(|| StoreError::NoRequest(request_id.clone()))?;
+            Ok(RequestClaim::Taken(taken))
+        })
+    }
+
+    fn release_request<'a>(&'a self, request_id: &'a str) -> StoreFuture<'a, ()> {
+        let request_id = request_id.to_owned();
+        self.write(move |c| {
+            c.execute("DELETE FROM requests WHERE id = ?1", params![request_id])?;
+            Ok(())
+        })
+    }
+
+    fn set_request_run<'a>(&'a self, request_id: &'a str, run_id: &'a str) -> StoreFuture<'a, ()> {
+        let (request_id, run_id) = (request_id.to_owned(), run_id.to_owned());
+        self.write(move |c| {
+            c.execute("UPDATE requests SET run_id = ?2 WHERE id = ?1", params![request_id, run_id])?;
+            Ok(())
+        })
+    }
+
+    fn forget_requests_before(&self, cutoff: u64) -> StoreFuture<'_, usize> {
+        self.write(move |c| Ok(c.execute("DELETE FROM requests WHERE created_at < ?1", params![cutoff as i64])?))
+    }
+}
+
+fn session(connection: &Connection, id: &str) -> Result<Option<SessionSummary>, StoreError> {
+    Ok(connection
+        .query_row(
+            "SELECT id, title, created_at, updated_at, status, message_count, last_seq FROM sessions WHERE id = ?1",
+            params![id],
+            summary_from_row,
+        )
+        .optional()?)
+}
+
+fn request(connection: &Connection, request_id: &str) -> Result<Option<RequestRecord>, StoreError> {
+    Ok(connection
+        .query_row(
+            "SELECT session_id, body_hash, run_id, after_seq FROM requests WHERE id = ?1",
+            params![request_id],
+            |row| {
+                Ok(RequestRecord {
+                    session_id: row.get(0)?,
+                    body_hash: row.get(1)?,
+                    run_id: row.get(2)?,
+                    after_seq: row.get::<_, i64>(3)? as Seq,
+                })
+            },
+        )
+        .optional()?)
+}
+
+fn finish_run(
+    connection: &Connection,
+    run_id: &str,
+    session_id: &str,
+    status: RunStatus,
+    now: u64,
+) -> Result<(), StoreError> {
+    connection.execute(
+        "UPDATE runs SET status = ?2, ended_at = ?3 WHERE id = ?1",
+        params![run_id, status.as_str(), now as i64],
+    )?;
+    connection.execute(
+        "UPDATE sessions SET status = ?2 WHERE id = ?1",
+        params![session_id, status.session_status().as_str()],
+    )?;
+    Ok(())
+}
+
+fn status_from(text: &str) -> SessionStatus {
+    match text {
+        "running" => SessionStatus::Running,
+        "interrupted" => SessionStatus::Interrupted,
+        "failed" => SessionStatus::Failed,
+        _ => SessionStatus::Idle,
+    }
+}
+
+fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
+    Ok(SessionSummary {
+        session_id: row.get(0)?,
+        title: row.get(1)?,
+        created_at: row.get::<_, i64>(2)? as u64,
+        updated_at: row.get::<_, i64>(3)? as u64,
+        status: status_from(&row.get::<_, String>(4)?),
+        message_count: row.get::<_, i64>(5)? as u64,
+        last_seq: row.get::<_, i64>(6)? as Seq,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_bring_an_unversioned_database_up_to_date_and_keep_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            // A database of the first version, before schema versions were counted.
+            let connection = Connection::open(dir.path().join("chatwire.db")).unwrap();
+            connection.execute_batch(schema::MIGRATIONS[0]).unwrap();
+            connection
+                .execute("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 't', 1, 1)", [])
+                .unwrap();
+        }
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let connection = store.writer.lock().unwrap();
+        let version: u32 = connection.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
+        assert_eq!(version, schema::current_version());
+        let sessions: i64 = connection.query_row("SELECT count(*) FROM sessions", [], |row| row.get(0)).unwrap();
+        assert_eq!(sessions, 1);
+        let index: i64 = connection
+            .query_row("SELECT count(*) FROM sqlite_master WHERE name = 'requests_by_age'", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(index, 1, "migration 2 ran");
+    }
+
+    #[test]
+    fn a_database_from_a_newer_chatwire_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let future = schema::current_version() + 1;
+        Connection::open(dir.path().join("chatwire.db")).unwrap().pragma_update(None, "user_version", future).unwrap();
+        assert!(matches!(SqliteStore::open(dir.path()), Err(StoreError::NewerSchema { found, .. }) if found == future));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_call_that_waits_for_the_database_leaves_the_async_thread_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(SqliteStore::open(dir.path()).unwrap());
+        store.create_session("s1", "", 1).await.unwrap();
+        let blocker = Connection::open(dir.path().join("chatwire.db")).unwrap();
+        blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let append = tokio::spawn({
+            let store = store.clone();
+            async move { store.append(super::super::tests::deltas("s1", None, 1)).await }
+        });
+        // The one async thread must get to this task while the append waits for the lock.
+        let (answered, answer) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move { answered.send(()).unwrap() });
+        answer.await.unwrap();
+        assert!(!append.is_finished(), "the append waited for the other writer");
+        blocker.execute_batch("COMMIT").unwrap();
+        assert_eq!(append.await.unwrap().unwrap()[0].logged.seq, 1);
+    }
+}
