@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chatwire::runtime::agent::{Agent, AgentConfig};
+use chatwire::runtime::builtin::AgentRuntime;
 use chatwire::runtime::models::{ModelCatalog, ModelEntry};
 use chatwire::runtime::provider::{ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
 use chatwire::server::assets::SiteAssets;
@@ -101,18 +102,13 @@ async fn through_chatwire(events: usize, interval: Duration) -> Vec<Duration> {
         agent: Arc::new(agent),
     };
     let models = Arc::new(ModelCatalog::new(vec![entry]).unwrap());
-    let config =
-        ChatConfig { data_dir: data.path().into(), workspace: None, keepalive: Duration::from_secs(15), pi: None };
-    let chat = Chat::open(Arc::new(SqliteStore::open(data.path()).unwrap()), models, config).await.unwrap();
+    let config = ChatConfig { data_dir: data.path().into(), workspace: None, keepalive: Duration::from_secs(15) };
+    let store = Arc::new(SqliteStore::open(data.path()).unwrap());
+    let runtime = Arc::new(AgentRuntime::new(models.clone()));
+    let chat = Chat::open(store, runtime, models, config).await.unwrap();
     let security = Arc::new(Security { token: None, allowed_hosts: vec!["127.0.0.1".into()] });
     let leptos = leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build();
-    let state = AppState {
-        leptos,
-        assets: SiteAssets::detect("target/site"),
-        chat: chat.clone(),
-        security,
-        runtime_name: "agent",
-    };
+    let state = AppState { leptos, assets: SiteAssets::detect("target/site"), chat: chat.clone(), security };
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap().to_string();
     let stop = CancellationToken::new();

@@ -101,6 +101,8 @@ pub struct EventMapper {
     ids: IdGenerator,
     snapshot: ChatSnapshot,
     run: Option<RunState>,
+    /// The phase the agent is in, for the status lines a runtime's extensions post (pi's `notify`, `setStatus`).
+    phase: LifecycleName,
     stats: MapperStats,
     /// Reused for every `toolcall_delta`, so that scanning a fragment allocates only the frames it yields.
     args_pieces: Vec<ArgsText>,
@@ -117,6 +119,7 @@ impl EventMapper {
             ids,
             snapshot: ChatSnapshot::default(),
             run: None,
+            phase: LifecycleName::AgentStart,
             stats: MapperStats::default(),
             args_pieces: Vec::new(),
         }
@@ -201,6 +204,7 @@ impl EventMapper {
                 let run = self.run_mut();
                 run.agent_active = true;
                 run.awaiting_settle = false;
+                self.phase = LifecycleName::AgentStart;
                 self.emit(lifecycle(LifecycleName::AgentStart, None), out);
             }
             AgentEvent::AgentEnd => {
@@ -213,8 +217,14 @@ impl EventMapper {
                 }
             }
             AgentEvent::AgentSettled => out.extend(self.settle()),
-            AgentEvent::TurnStart => self.in_run(lifecycle(LifecycleName::TurnStart, None), out),
-            AgentEvent::TurnEnd => self.in_run(lifecycle(LifecycleName::TurnEnd, None), out),
+            AgentEvent::TurnStart => {
+                self.phase = LifecycleName::TurnStart;
+                self.in_run(lifecycle(LifecycleName::TurnStart, None), out);
+            }
+            AgentEvent::TurnEnd => {
+                self.phase = LifecycleName::TurnEnd;
+                self.in_run(lifecycle(LifecycleName::TurnEnd, None), out);
+            }
             AgentEvent::MessageStart(message) => self.message_start(message, out),
             AgentEvent::MessageEnd(message) => self.message_end(message, out),
             AgentEvent::MessageUpdate(update) => self.message_update(update, out),
@@ -589,6 +599,12 @@ impl EventMapper {
                 );
                 self.tool_frame(&id, ToolState::InputAvailable, Some(Value::Object(input)), None, None, out);
             }
+            // The activity line: a `state` frame naming the phase the agent is in (so the lifecycle stays true)
+            // with the extension's text as its message.
+            "notify" | "setStatus" if self.run.is_some() => match status_text(&request) {
+                Some(message) => self.emit(lifecycle(self.phase, message), out),
+                None => self.stats.ignored += 1,
+            },
             _ => self.stats.ignored += 1,
         }
     }
@@ -720,6 +736,23 @@ fn plan_frame(mode: AgentMode, todos: Vec<PlanTodo>, pending_decision: bool) -> 
         message: None,
         state: ChatPlanState { mode, executing, pending_decision, completed, total, todos, message: None },
     })
+}
+
+/// `Some(text)` for a request that sets the activity line; `Some(None)` for one that clears it.
+fn status_text(request: &UiRequest) -> Option<Option<String>> {
+    let field = |key: &str| request.fields.get(key).and_then(Value::as_str).map(str::to_owned);
+    match request.method.as_str() {
+        "notify" => {
+            let message = field("message")?;
+            Some(Some(match field("notifyType").as_deref() {
+                Some("warning") => format!("Warning: {message}"),
+                Some("error") => format!("Error: {message}"),
+                _ => message,
+            }))
+        }
+        "setStatus" => Some(field("statusText").filter(|text| !text.trim().is_empty())),
+        _ => None,
+    }
 }
 
 fn lifecycle(name: LifecycleName, message: Option<String>) -> ChatFrame {

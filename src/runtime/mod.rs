@@ -1,6 +1,7 @@
-//! Agent runtimes and the event dialect they speak (server only).
+//! Agent runtimes and the event dialect they speak (server only); `seam` is the trait the server drives them by.
 
 pub mod agent;
+pub mod builtin;
 pub mod event;
 pub mod mcp;
 pub mod models;
@@ -8,4 +9,7 @@ pub mod pi;
 pub mod provider;
 pub mod providers;
 pub mod scripted;
+pub mod seam;
 pub mod tools;
+
+pub use seam::{Runtime, RuntimeSession};

@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::sessions::SessionRegistry;
 use crate::protocol::*;
+use crate::runtime::Runtime;
 use crate::runtime::models::ModelCatalog;
-use crate::runtime::pi::PiConfig;
 use crate::store::{RunStatus, Store, StoreError};
 
 pub use super::sessions::{SessionLive, Tail};
@@ -31,8 +31,6 @@ pub struct ChatConfig {
     pub workspace: Option<PathBuf>,
     /// Quiet streams get a keepalive this often.
     pub keepalive: Duration,
-    /// Set: runs go to a `pi --mode rpc` process per session instead of the built-in agent.
-    pub pi: Option<PiConfig>,
 }
 
 /// Why the chat core refused or failed a request; the HTTP edge turns each into a status and `{ message }`.
@@ -60,6 +58,8 @@ pub enum ChatError {
 
 pub struct Chat {
     pub store: Arc<dyn Store>,
+    /// What runs go through: the built-in agent, pi, or a test's.
+    pub runtime: Arc<dyn Runtime>,
     /// The models the built-in agent can run, by name (`GET /api/models`).
     pub models: Arc<ModelCatalog>,
     pub config: ChatConfig,
@@ -72,12 +72,14 @@ impl Chat {
     /// Opens the chat over a store; runs the store left `running` (a crash) are closed as interrupted.
     pub async fn open(
         store: Arc<dyn Store>,
+        runtime: Arc<dyn Runtime>,
         models: Arc<ModelCatalog>,
         config: ChatConfig,
     ) -> Result<Arc<Chat>, ChatError> {
         let chat = Arc::new(Chat {
             sessions: SessionRegistry::new(store.clone()),
             store,
+            runtime,
             models,
             config,
             streams_end: Default::default(),
@@ -133,7 +135,7 @@ impl Chat {
             return Err(ChatError::SessionBusy);
         }
         self.store.delete_session(session_id).await?;
-        self.sessions.forget(session_id);
+        self.sessions.forget(session_id).await;
         Ok(())
     }
 
@@ -142,7 +144,7 @@ impl Chat {
         let session =
             self.store.session(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.to_owned()))?;
         let live = self.live(session_id).await?;
-        let snapshot = self.sessions.transcript(&live).await?;
+        let snapshot = self.sessions.transcript(&live).await?.snapshot;
         let pending = snapshot.run.as_ref().map(|run| snapshot.messages[run.message].clone());
         let mut messages = snapshot.messages;
         if let Some(run) = &snapshot.run {

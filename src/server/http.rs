@@ -42,7 +42,6 @@ pub struct AppState {
     pub assets: SiteAssets,
     pub chat: Arc<Chat>,
     pub security: Arc<Security>,
-    pub runtime_name: &'static str,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -110,7 +109,7 @@ async fn health(State(state): State<AppState>) -> Json<HealthResponse> {
     Json(HealthResponse {
         status: "ok".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        runtime: state.runtime_name.into(),
+        runtime: state.chat.runtime.name().into(),
     })
 }
 

@@ -31,7 +31,9 @@ use self::chat::{Chat, ChatConfig};
 use self::cli::{Action, Cli, MapArgs, RuntimeKind, ServeArgs};
 use self::http::{AppState, router};
 use self::security::Security;
-use crate::runtime::pi::PiConfig;
+use crate::runtime::Runtime;
+use crate::runtime::builtin::AgentRuntime;
+use crate::runtime::pi::{PiConfig, PiRuntime};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -139,22 +141,22 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     };
     let env = |name: &str| std::env::var(name).ok();
     let models = Arc::new(self::config::catalog_with(&args, file.as_ref(), mcp.clone(), addr, &env)?);
-    let (pi, runtime_name) = match args.runtime {
-        RuntimeKind::Agent => (None, "agent"),
+    let runtime: Arc<dyn Runtime> = match args.runtime {
+        RuntimeKind::Agent => Arc::new(AgentRuntime::new(models.clone())),
         RuntimeKind::Pi => {
             let mut words = args.pi_command.split_whitespace().map(str::to_owned);
             let program = words.next().unwrap_or_else(|| "pi".to_owned()).into();
             let timeout = Duration::from_secs(args.pi_timeout_secs.max(1));
-            (Some(PiConfig { program, args: words.collect(), timeout, ..PiConfig::default() }), "pi")
+            Arc::new(PiRuntime::new(PiConfig { program, args: words.collect(), timeout, ..PiConfig::default() }))
         }
     };
+    let runtime_name = runtime.name();
     let config = ChatConfig {
         data_dir: data_dir.clone(),
         workspace: args.workspace.clone(),
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
-        pi,
     };
-    let chat = Chat::open(store, models, config).await?;
+    let chat = Chat::open(store, runtime, models, config).await?;
     let purging = tokio::spawn(purge::forget_old_requests(chat.store.clone(), self::chat::now_ms));
 
     let mut allowed_hosts: Vec<String> =
@@ -164,7 +166,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     }
     let security = Arc::new(Security { token: token.clone(), allowed_hosts });
     let assets = SiteAssets::detect(leptos.site_root.as_ref());
-    let state = AppState { leptos, assets: assets.clone(), chat, security, runtime_name };
+    let state = AppState { leptos, assets: assets.clone(), chat, security };
 
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let local = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;

@@ -33,7 +33,26 @@ pub struct SessionLive {
     pub(super) runtime: Arc<tokio::sync::Mutex<Option<SessionRuntime>>>,
     /// The transcript as the reducer has built it from the log, once someone asked for it; kept current by every
     /// append, so opening a long session does not replay its whole log.
-    transcript: tokio::sync::Mutex<Option<ChatSnapshot>>,
+    transcript: tokio::sync::Mutex<Option<Kept>>,
+}
+
+/// What the registry keeps of a session's log, current with every append.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Kept {
+    pub snapshot: ChatSnapshot,
+    /// The runtime's file of the conversation the log last named (a `start` or `done` frame's `sessionFile`).
+    pub session_file: Option<String>,
+}
+
+impl Kept {
+    fn apply(&mut self, frame: &ChatFrame) {
+        match frame {
+            ChatFrame::Start(StartFrame { session_file: Some(file), .. })
+            | ChatFrame::Done(DoneFrame { session_file: Some(file), .. }) => self.session_file = Some(file.clone()),
+            _ => {}
+        }
+        apply(&mut self.snapshot, frame);
+    }
 }
 
 impl SessionLive {
@@ -119,12 +138,18 @@ impl SessionRegistry {
         Ok(session.clone())
     }
 
-    pub(super) fn forget(&self, session_id: &str) {
-        self.live.lock().expect("the sessions lock is never poisoned").remove(session_id);
+    /// Drops a deleted session, ending what its runtime held.
+    pub(super) async fn forget(&self, session_id: &str) {
+        let removed = self.live.lock().expect("the sessions lock is never poisoned").remove(session_id);
+        if let Some(live) = removed
+            && let Some(runtime) = live.runtime.lock().await.as_mut()
+        {
+            runtime.close().await;
+        }
     }
 
     /// A copy of the session's transcript: built from the log the first time, then kept current by `log`.
-    pub(super) async fn transcript(&self, live: &SessionLive) -> Result<ChatSnapshot, ChatError> {
+    pub(super) async fn transcript(&self, live: &SessionLive) -> Result<Kept, ChatError> {
         // Held while building: an append that lands meanwhile waits and is applied after (or, if the build already
         // read it, is recognised by its `seq` and changes nothing).
         let mut transcript = live.transcript.lock().await;
@@ -135,8 +160,8 @@ impl SessionRegistry {
     }
 
     /// The transcript rebuilt by the shared reducer from the whole log.
-    pub(super) async fn replay(&self, session_id: &str) -> Result<ChatSnapshot, ChatError> {
-        let mut snapshot = ChatSnapshot::default();
+    pub(super) async fn replay(&self, session_id: &str) -> Result<Kept, ChatError> {
+        let mut kept = Kept::default();
         let mut after = 0;
         loop {
             let frames = self.store.frames_after(session_id, after, SNAPSHOT_BATCH).await?;
@@ -145,11 +170,11 @@ impl SessionRegistry {
             for logged in &frames {
                 // Lines were validated when they were written; one that no longer parses is skipped, not fatal.
                 if let Ok(frame) = crate::protocol::parse_frame(logged.line.as_bytes()) {
-                    apply(&mut snapshot, &frame);
+                    kept.apply(&frame);
                 }
             }
         }
-        Ok(snapshot)
+        Ok(kept)
     }
 
     /// Appends frames to the session's log in one transaction and wakes its viewers; `ends_run` is set when the
@@ -177,7 +202,7 @@ impl SessionRegistry {
         let appended = self.store.append(append).await?;
         if let Some(transcript) = live.transcript.lock().await.as_mut() {
             for frame in &appended {
-                apply(transcript, &frame.frame);
+                transcript.apply(&frame.frame);
             }
         }
         if let Some(last) = appended.last() {

@@ -8,7 +8,9 @@ use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
 use tower::ServiceExt;
 
+use crate::runtime::Runtime;
 use crate::runtime::agent::{Agent, AgentConfig};
+use crate::runtime::builtin::AgentRuntime;
 use crate::runtime::models::{ModelCatalog, ModelEntry};
 use crate::runtime::scripted::{Script, ScriptedProvider};
 use crate::server::assets::SiteAssets;
@@ -41,7 +43,7 @@ impl TestApp {
         });
         let leptos = leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build();
         let assets = SiteAssets::detect(dir.path().join("no-site"));
-        let state = AppState { leptos, assets, chat, security, runtime_name: "agent" };
+        let state = AppState { leptos, assets, chat, security };
         TestApp { router: router(state), _dir: dir }
     }
 
@@ -63,6 +65,11 @@ pub async fn chat_playing(script: &str, dir: &std::path::Path) -> Arc<Chat> {
 }
 
 async fn chat_with(script: &str, dir: &std::path::Path, keepalive: Duration) -> Arc<Chat> {
+    chat_on(script, dir, keepalive, |models| Arc::new(AgentRuntime::new(models))).await
+}
+
+/// The scripted models of `script`, for a runtime the test builds itself.
+pub fn scripted_models(script: &str) -> Arc<ModelCatalog> {
     let provider = Arc::new(ScriptedProvider::new(Script::parse(script).expect("the test's script parses")));
     let agent = Arc::new(Agent::new(provider, AgentConfig::default()));
     let entry = ModelEntry {
@@ -72,10 +79,20 @@ async fn chat_with(script: &str, dir: &std::path::Path, keepalive: Duration) -> 
         context_window: 128_000,
         agent,
     };
-    let models = Arc::new(ModelCatalog::new(vec![entry]).expect("one model is a catalog"));
-    let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive, pi: None };
+    Arc::new(ModelCatalog::new(vec![entry]).expect("one model is a catalog"))
+}
+
+/// The chat core over a store in `dir`, on the runtime `runtime` makes of the scripted models.
+pub async fn chat_on(
+    script: &str,
+    dir: &std::path::Path,
+    keepalive: Duration,
+    runtime: impl FnOnce(Arc<ModelCatalog>) -> Arc<dyn Runtime>,
+) -> Arc<Chat> {
+    let models = scripted_models(script);
+    let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive };
     let store = Arc::new(SqliteStore::open(dir).expect("the store opens"));
-    Chat::open(store, models, config).await.expect("the chat opens")
+    Chat::open(store, runtime(models.clone()), models, config).await.expect("the chat opens")
 }
 
 /// A request the guard lets through: the right Host and token.

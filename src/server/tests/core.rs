@@ -3,8 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::app::chat_playing;
+use super::app::{chat_on, chat_playing};
+use super::gate::GatedRuntime;
 use crate::protocol::*;
+use crate::runtime::builtin::AgentRuntime;
 use crate::server::chat::{Chat, ChatError, SessionLive};
 use crate::store::{Append, RequestClaim, RequestRecord, RunStatus, SqliteStore, Store};
 
@@ -74,8 +76,8 @@ async fn the_kept_transcript_equals_a_replay_of_the_log() {
     let during = chat.detail(&session).await.unwrap();
     assert!(during.pending.is_some(), "the run was still going");
     until_idle(&live).await;
-    let kept = chat.sessions.transcript(&live).await.unwrap();
-    let replayed = chat.sessions.replay(&session).await.unwrap();
+    let kept = chat.sessions.transcript(&live).await.unwrap().snapshot;
+    let replayed = chat.sessions.replay(&session).await.unwrap().snapshot;
     assert_eq!(kept.last_seq, replayed.last_seq);
     assert_eq!(kept.messages, replayed.messages);
     assert!(kept.last_seq > during.last_seq);
@@ -157,4 +159,69 @@ async fn request_ids_older_than_a_day_are_purged_by_the_periodic_task() {
     tokio::time::sleep(Duration::from_secs(24 * 60 * 60)).await;
     assert!(claimed("recent").await, "a day later, it is forgotten too");
     purging.abort();
+}
+
+/// Waits for the session's run to end (20 s at most) and gives its log's frame types.
+async fn logged_kinds(chat: &Chat, session: &str) -> Vec<String> {
+    until_idle(&chat.live(session).await.unwrap()).await;
+    chat.store.frames_after(session, 0, 1000).await.unwrap().into_iter().map(|frame| frame.kind).collect()
+}
+
+const QUICK: &str = r#"{"delayMs": 0, "turns": [{"text": "Hello there."}]}"#;
+
+#[tokio::test]
+async fn a_send_waiting_for_its_runtime_holds_up_no_other_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let gated = GatedRuntime::new(Arc::new(AgentRuntime::new(super::app::scripted_models(QUICK))));
+    let runtime = gated.clone();
+    let chat = chat_on(QUICK, dir.path(), Duration::from_secs(15), move |_| runtime).await;
+    let a = chat.create_session(None).await.unwrap().session_id;
+    let b = chat.create_session(None).await.unwrap().session_id;
+    let gate = gated.close(&a);
+
+    let send_a = tokio::spawn({
+        let (chat, a) = (chat.clone(), a.clone());
+        async move { chat.send(request(&a, "first", None)).await }
+    });
+    gate.reached().await;
+    let send_b = tokio::time::timeout(Duration::from_secs(10), chat.send(request(&b, "second", None))).await;
+    assert!(send_b.expect("B's send did not wait for A's runtime").is_ok());
+    assert_eq!(logged_kinds(&chat, &b).await.last().map(String::as_str), Some("done"), "B ran to its end");
+    assert!(!send_a.is_finished(), "A is still held at its gate");
+
+    gate.open();
+    send_a.await.unwrap().unwrap();
+    assert_eq!(logged_kinds(&chat, &a).await.last().map(String::as_str), Some("done"));
+}
+
+#[tokio::test]
+async fn sends_with_one_request_id_make_one_run_while_the_first_waits_for_its_runtime() {
+    let dir = tempfile::tempdir().unwrap();
+    let gated = GatedRuntime::new(Arc::new(AgentRuntime::new(super::app::scripted_models(QUICK))));
+    let runtime = gated.clone();
+    let chat = chat_on(QUICK, dir.path(), Duration::from_secs(15), move |_| runtime).await;
+    let a = chat.create_session(None).await.unwrap().session_id;
+    let other = chat.create_session(None).await.unwrap().session_id;
+    let gate = gated.close(&a);
+    let with_id = |session: &str| ChatRequest { request_id: Some("req-1".into()), ..request(session, "go", None) };
+
+    let first = tokio::spawn({
+        let (chat, body) = (chat.clone(), with_id(&a));
+        async move { chat.send(body).await }
+    });
+    gate.reached().await;
+    // The same id for another session was claimed by the first send: refused, not a second run.
+    let elsewhere = tokio::time::timeout(Duration::from_secs(10), chat.send(with_id(&other))).await.expect("no wait");
+    assert!(matches!(elsewhere, Err(ChatError::RequestIdReused(_))), "{elsewhere:?}");
+    // The same send again waits for the first (one session's sends are serialized), then attaches to its run.
+    let again = tokio::spawn({
+        let (chat, body) = (chat.clone(), with_id(&a));
+        async move { chat.send(body).await }
+    });
+    gate.open();
+    let (first, again) = (first.await.unwrap().unwrap(), again.await.unwrap().unwrap());
+    assert_eq!(first, again);
+    let kinds = logged_kinds(&chat, &a).await;
+    assert_eq!(kinds.iter().filter(|kind| *kind == "start").count(), 1, "one run: {kinds:?}");
+    assert!(logged_kinds(&chat, &other).await.is_empty());
 }

@@ -3,4 +3,5 @@
 mod app;
 mod core;
 mod edge;
+mod gate;
 mod stream;

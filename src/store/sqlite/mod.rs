@@ -9,7 +9,7 @@ mod schema;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::{
     Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
@@ -28,6 +28,8 @@ pub struct SqliteStore {
     readers: Arc<Mutex<Vec<Connection>>>,
 }
 
+/// Write transactions begin `IMMEDIATE`: they take the write lock up front, waiting out another writer (the busy
+/// timeout), instead of failing when a read transaction cannot be upgraded.
 fn configure(connection: &Connection) -> Result<(), StoreError> {
     // NORMAL: a commit survives a process crash (not a power cut).
     connection.pragma_update(None, "synchronous", "NORMAL")?;
@@ -164,7 +166,7 @@ impl Store for SqliteStore {
     fn append(&self, append: Append) -> StoreFuture<'_, Vec<Appended>> {
         self.write(move |c| {
             let Append { session_id, run_id, frames, ends_run, now } = append;
-            let transaction = c.transaction()?;
+            let transaction = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let last: Option<i64> = transaction
                 .query_row("SELECT last_seq FROM sessions WHERE id = ?1", params![session_id], |row| row.get(0))
                 .optional()?;
@@ -231,7 +233,7 @@ impl Store for SqliteStore {
     fn start_run<'a>(&'a self, run_id: &'a str, session_id: &'a str, now: u64) -> StoreFuture<'a, ()> {
         let (run_id, session_id) = (run_id.to_owned(), session_id.to_owned());
         self.write(move |c| {
-            let transaction = c.transaction()?;
+            let transaction = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             transaction.execute(
                 "INSERT INTO runs (id, session_id, status, started_at) VALUES (?1, ?2, 'running', ?3)",
                 params![run_id, session_id, now as i64],
@@ -251,7 +253,7 @@ impl Store for SqliteStore {
     ) -> StoreFuture<'a, ()> {
         let (run_id, session_id) = (run_id.to_owned(), session_id.to_owned());
         self.write(move |c| {
-            let transaction = c.transaction()?;
+            let transaction = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
             finish_run(&transaction, &run_id, &session_id, status, now)?;
             transaction.commit()?;
             Ok(())

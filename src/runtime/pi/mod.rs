@@ -16,10 +16,13 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+mod runtime;
+
+pub use runtime::PiRuntime;
+
 use super::agent::RunControl;
-use super::event::{AgentEvent, RpcResponse, ToolResult, UiRequest};
+use super::event::{AgentEvent, RpcResponse, ToolResult};
 use crate::ndjson::{LineEvent, LineSplitter};
-use crate::protocol::{ChatFrame, Lifecycle, LifecycleName, StateFrame};
 
 /// How the pi process is started.
 #[derive(Debug, Clone)]
@@ -581,75 +584,6 @@ fn observe(
     }
 }
 
-/// Turns pi's fire-and-forget `notify` and `setStatus` requests into the activity line: a `state` frame naming the
-/// phase the agent is in (so the lifecycle stays true) with the extension's text as its message.
-#[derive(Debug)]
-pub struct StatusLine {
-    phase: LifecycleName,
-}
-
-impl Default for StatusLine {
-    fn default() -> Self {
-        StatusLine { phase: LifecycleName::AgentStart }
-    }
-}
-
-impl StatusLine {
-    /// The frame `event` puts on the activity line, if any.
-    pub fn frame(&mut self, event: &AgentEvent) -> Option<ChatFrame> {
-        let message = match event {
-            AgentEvent::AgentStart => {
-                self.phase = LifecycleName::AgentStart;
-                return None;
-            }
-            AgentEvent::TurnStart => {
-                self.phase = LifecycleName::TurnStart;
-                return None;
-            }
-            AgentEvent::TurnEnd => {
-                self.phase = LifecycleName::TurnEnd;
-                return None;
-            }
-            AgentEvent::ExtensionUiRequest(request) => status_text(request)?,
-            AgentEvent::AgentEnd
-            | AgentEvent::AgentSettled
-            | AgentEvent::MessageStart(_)
-            | AgentEvent::MessageEnd(_)
-            | AgentEvent::MessageUpdate(_)
-            | AgentEvent::ToolExecutionStart { .. }
-            | AgentEvent::ToolExecutionUpdate { .. }
-            | AgentEvent::ToolExecutionEnd { .. }
-            | AgentEvent::ToolApprovalRequest { .. }
-            | AgentEvent::ToolApprovalEnd { .. }
-            | AgentEvent::QueueUpdate { .. }
-            | AgentEvent::CompactionStart { .. }
-            | AgentEvent::CompactionEnd { .. }
-            | AgentEvent::AutoRetryStart { .. }
-            | AgentEvent::AutoRetryEnd { .. }
-            | AgentEvent::Response(_)
-            | AgentEvent::Ignored(_)
-            | AgentEvent::Unknown(_) => return None,
-        };
-        Some(ChatFrame::State(StateFrame { seq: None, state: Lifecycle { name: self.phase, message } }))
-    }
-}
-
-/// `Some(text)` for a request that sets the activity line; `Some(None)` for one that clears it.
-fn status_text(request: &UiRequest) -> Option<Option<String>> {
-    let field = |key: &str| request.fields.get(key).and_then(Value::as_str).map(str::to_owned);
-    match request.method.as_str() {
-        "notify" => {
-            let message = field("message")?;
-            Some(Some(match field("notifyType").as_deref() {
-                Some("warning") => format!("Warning: {message}"),
-                Some("error") => format!("Error: {message}"),
-                _ => message,
-            }))
-        }
-        "setStatus" => Some(field("statusText").filter(|text| !text.trim().is_empty())),
-        _ => None,
-    }
-}
 /// Sends what was queued for the running agent as pi's own `steer` and `follow_up` commands.
 async fn forward_queued(process: &mut PiProcess, control: &RunControl) -> Result<(), PiFailure> {
     let (steering, follow_up) = {

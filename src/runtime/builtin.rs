@@ -1,0 +1,95 @@
+//! The built-in agent as a `Runtime`: per session, the model's view of the conversation and a workspace; per run,
+//! the agent of the model the request picked.
+
+use std::sync::Arc;
+
+use super::agent::{Conversation, RunControl};
+use super::models::ModelCatalog;
+use super::provider::{AssistantBlock, ModelMessage};
+use super::seam::{
+    EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture, RuntimeSession, SessionSetup,
+};
+use super::tools::Workspace;
+use crate::chat_state::ChatSnapshot;
+use crate::protocol::{ChatMessagePart, Role};
+
+pub struct AgentRuntime {
+    models: Arc<ModelCatalog>,
+}
+
+impl AgentRuntime {
+    pub fn new(models: Arc<ModelCatalog>) -> AgentRuntime {
+        AgentRuntime { models }
+    }
+}
+
+impl Runtime for AgentRuntime {
+    fn name(&self) -> &'static str {
+        "agent"
+    }
+
+    fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError> {
+        let workspace = Workspace::new(&setup.workspace)
+            .map_err(|source| RuntimeError::Workspace { path: setup.workspace.display().to_string(), source })?;
+        let conversation = conversation_from(&setup.transcript);
+        Ok(Box::new(AgentSession { models: self.models.clone(), conversation, workspace }))
+    }
+}
+
+struct AgentSession {
+    models: Arc<ModelCatalog>,
+    conversation: Conversation,
+    workspace: Workspace,
+}
+
+impl RuntimeSession for AgentSession {
+    fn open_run(&mut self) -> RuntimeFuture<'_, RunOpening> {
+        Box::pin(std::future::ready(RunOpening::default()))
+    }
+
+    fn run<'a>(
+        &'a mut self,
+        request: RunRequest,
+        control: &'a RunControl,
+        events: &'a EventSender,
+    ) -> RuntimeFuture<'a, RunEnd> {
+        // The server checked the name; a catalog reloaded since then falls back to the default.
+        let agent = self
+            .models
+            .pick(request.model.as_deref())
+            .map_or_else(|| self.models.default_entry().agent.clone(), |entry| entry.agent.clone());
+        Box::pin(async move {
+            let (conversation, workspace) = (&mut self.conversation, &self.workspace);
+            agent.run(conversation, workspace, request.prompt, &request.options, control, events).await;
+            RunEnd::Settled { session_file: None }
+        })
+    }
+
+    fn close(&mut self) -> RuntimeFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+}
+
+/// What the model saw, rebuilt from the transcript after a restart (text only; tool calls are summarized away).
+fn conversation_from(snapshot: &ChatSnapshot) -> Conversation {
+    let mut conversation = Conversation::default();
+    for message in &snapshot.messages {
+        let text: String = message
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                ChatMessagePart::Text(text) => Some(text.text.as_str()),
+                ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        if text.is_empty() {
+            continue;
+        }
+        conversation.messages.push(match message.role {
+            Role::User => ModelMessage::User { text },
+            Role::Assistant => ModelMessage::Assistant { blocks: vec![AssistantBlock::Text(text)] },
+        });
+    }
+    conversation
+}

@@ -1,0 +1,89 @@
+//! The `Runtime` seam (DESIGN §9): what the server drives a run through. The built-in agent, pi and test runtimes
+//! implement it; the server builds one from its configuration and never names it after that. A runtime emits agent
+//! events only: it builds no frame.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+
+use tokio::sync::mpsc;
+
+use super::agent::{RunControl, RunOptions};
+use super::event::AgentEvent;
+use crate::chat_state::ChatSnapshot;
+
+/// What the runtime's async steps return.
+pub type RuntimeFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where a run's events go.
+pub type EventSender = mpsc::UnboundedSender<AgentEvent>;
+
+/// What a runtime is given to open its side of a session.
+#[derive(Debug, Clone)]
+pub struct SessionSetup {
+    pub session_id: String,
+    /// The session's working directory; it exists.
+    pub workspace: PathBuf,
+    /// The transcript so far, for a runtime that keeps the model's view of the conversation itself.
+    pub transcript: ChatSnapshot,
+    /// The runtime's own file of the conversation that the session's log last named (pi's session file).
+    pub session_file: Option<String>,
+}
+
+/// One run as the user asked for it.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub prompt: String,
+    pub options: RunOptions,
+    /// The model the request named, among those the server offers; `None` for the default.
+    pub model: Option<String>,
+}
+
+/// What the runtime tells of a run as it opens, for the run's `start` frame.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOpening {
+    pub session_file: Option<String>,
+    /// The runtime could not reopen the conversation it had and starts over without it.
+    pub session_reset: bool,
+}
+
+/// How a run ended, as the runtime saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// The runtime is idle with nothing queued; `session_file` names the conversation's file where it keeps one.
+    Settled { session_file: Option<String> },
+    /// The runtime failed (died, hung, sent malformed data): the run ends with an `error` of this message and code.
+    Failed { message: String, code: &'static str },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("preparing the workspace {path}: {source}")]
+    Workspace { path: String, source: std::io::Error },
+}
+
+/// An agent runtime: opens one `RuntimeSession` per chat session.
+pub trait Runtime: Send + Sync + 'static {
+    /// What `/api/health` calls it.
+    fn name(&self) -> &'static str;
+
+    fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError>;
+}
+
+/// A runtime's side of one session: its conversation, its process. Runs on it one at a time.
+pub trait RuntimeSession: Send {
+    /// Gets ready for the next run (starts a process if none is running) and says what its `start` frame tells.
+    fn open_run(&mut self) -> RuntimeFuture<'_, RunOpening>;
+
+    /// Drives one run until the runtime has settled or failed. Every step goes to `events`; messages to steer or
+    /// follow up with, answers, approval decisions and Stop arrive through `control`.
+    fn run<'a>(
+        &'a mut self,
+        request: RunRequest,
+        control: &'a RunControl,
+        events: &'a EventSender,
+    ) -> RuntimeFuture<'a, RunEnd>;
+
+    /// Ends what the session holds (a process and the tools it started); the session is being deleted.
+    fn close(&mut self) -> RuntimeFuture<'_, ()>;
+}
