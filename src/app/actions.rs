@@ -8,7 +8,8 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::protocol::{AgentMode, ModelInfo, PlanAction, QuestionAnswer, SessionSummary, StreamingBehavior};
+use crate::components::Outgoing;
+use crate::protocol::{ModelInfo, QuestionAnswer, SessionSummary};
 
 /// The page's connection to the run of the session on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,16 +21,6 @@ pub enum Link {
     Live,
     /// The stream broke off; the page is attaching again (this many attempts so far).
     Reconnecting { attempt: u32 },
-}
-
-/// A message as the composer hands it over.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outgoing {
-    pub text: String,
-    pub mode: AgentMode,
-    pub plan_action: Option<PlanAction>,
-    /// How the message joins a run that is already active (ignored when none is).
-    pub behavior: StreamingBehavior,
 }
 
 /// The page's state, and the requests that change it.
@@ -117,7 +108,6 @@ impl ChatActions {
     /// Answers a question card. `sending` is set while the answer travels and cleared again if it failed (the
     /// card is usable again; the problem line says why); on success the card changes with the run's frames.
     pub fn answer(self, tool_call_id: String, answer: QuestionAnswer, sending: RwSignal<bool>) {
-        sending.set(true);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let Some(session_id) = self.session_id.get_untracked() else { return sending.set(false) };
@@ -128,12 +118,11 @@ impl ChatActions {
             }
         });
         #[cfg(not(feature = "hydrate"))]
-        let _ = (tool_call_id, answer);
+        let _ = (tool_call_id, answer, sending);
     }
 
     /// Approves or denies a tool call waiting for approval; `sending` as for [`ChatActions::answer`].
     pub fn approve(self, tool_call_id: String, approve: bool, sending: RwSignal<bool>) {
-        sending.set(true);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let Some(session_id) = self.session_id.get_untracked() else { return sending.set(false) };
@@ -144,7 +133,7 @@ impl ChatActions {
             }
         });
         #[cfg(not(feature = "hydrate"))]
-        let _ = (tool_call_id, approve);
+        let _ = (tool_call_id, approve, sending);
     }
 
     pub fn rename(self, session_id: String, title: String) {

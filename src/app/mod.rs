@@ -7,9 +7,11 @@ use leptos_router::path;
 
 mod actions;
 
-pub use self::actions::{ChatActions, Link, Outgoing};
+pub use self::actions::{ChatActions, Link};
 use crate::chat_state::ChatSnapshot;
-use crate::components::{ActivityLine, Composer, QueueChips, SessionsSidebar, Transcript};
+use crate::components::{
+    ActivityLine, Answer, Composer, Decision, Outgoing, QueueChips, SessionsSidebar, ToolRowContext, Transcript,
+};
 use crate::protocol::{AgentMode, StreamingBehavior};
 
 /// URLs of the page's content-hashed script, WASM module and stylesheet.
@@ -91,7 +93,11 @@ pub fn session_in_path(path: &str) -> Option<String> {
 fn ChatPage() -> impl IntoView {
     let location = leptos_router::hooks::use_location();
     let actions = ChatActions::new(location.pathname.with_untracked(|path| session_in_path(path)));
-    provide_context(actions);
+    provide_context(ToolRowContext {
+        run_active: Signal::derive(move || actions.busy()),
+        answer: Callback::new(move |reply: Answer| actions.answer(reply.tool_call_id, reply.answer, reply.sending)),
+        decide: Callback::new(move |reply: Decision| actions.approve(reply.tool_call_id, reply.approve, reply.sending)),
+    });
     // Effects run only in the browser, so this flips once the WASM has taken over the page.
     let hydrated = RwSignal::new(false);
     Effect::new(move |started: Option<()>| {
@@ -113,6 +119,10 @@ fn ChatPage() -> impl IntoView {
     let queue = Signal::derive(move || actions.chat.with(|c| c.queue.clone()));
     let activity = Signal::derive(move || actions.chat.with(|c| c.activity.clone()));
     let output_streaming = Signal::derive(move || actions.chat.with(|c| c.output_streaming));
+    let reconnecting = Signal::derive(move || match actions.link.get() {
+        Link::Reconnecting { attempt } => Some(attempt),
+        Link::Idle | Link::Live => None,
+    });
 
     view! {
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
@@ -125,7 +135,7 @@ fn ChatPage() -> impl IntoView {
             />
             <main class="chat">
                 <Transcript chat=actions.chat.read_only() on_suggestion/>
-                <ActivityLine activity running output_streaming link=actions.link/>
+                <ActivityLine activity running output_streaming reconnecting/>
                 <Show when=move || actions.problem.with(Option::is_some)>
                     <p class="chat__problem" role="alert">{move || actions.problem.get()}</p>
                 </Show>

@@ -4,7 +4,6 @@
 
 use leptos::prelude::*;
 
-use crate::app::Link;
 use crate::chat_state::Activity;
 use crate::protocol::LifecycleName;
 
@@ -19,11 +18,11 @@ pub fn ActivityLine(
     /// True while output streams into the transcript: the dot holds still, as the output shows the agent at work.
     #[prop(into)]
     output_streaming: Signal<bool>,
-    /// The page's connection to the run.
+    /// While the page re-attaches to the run, the attempt it is on; `None` while it is attached or has no run.
     #[prop(into)]
-    link: Signal<Link>,
+    reconnecting: Signal<Option<u32>>,
 ) -> impl IntoView {
-    let label = move || activity.with(|activity| activity_label(activity.as_ref(), running.get(), link.get()));
+    let label = move || activity.with(|activity| activity_label(activity.as_ref(), running.get(), reconnecting.get()));
     view! {
         <p class="activity" data-testid="activity" role="status" aria-live="polite">
             {move || {
@@ -45,12 +44,12 @@ pub fn ActivityLine(
 }
 
 /// The line's text, and whether it is about the connection rather than the agent; `None` hides the line.
-pub fn activity_label(activity: Option<&Activity>, running: bool, link: Link) -> Option<(String, bool)> {
-    match link {
-        Link::Reconnecting { attempt } if attempt > 1 => Some((format!("Reconnecting… (attempt {attempt})"), true)),
-        Link::Reconnecting { .. } => Some(("Reconnecting…".to_owned(), true)),
-        Link::Idle | Link::Live if running => Some((activity.map_or_else(|| WORKING.to_owned(), describe), false)),
-        Link::Idle | Link::Live => None,
+pub fn activity_label(activity: Option<&Activity>, running: bool, reconnecting: Option<u32>) -> Option<(String, bool)> {
+    match reconnecting {
+        Some(attempt) if attempt > 1 => Some((format!("Reconnecting… (attempt {attempt})"), true)),
+        Some(_) => Some(("Reconnecting…".to_owned(), true)),
+        None if running => Some((activity.map_or_else(|| WORKING.to_owned(), describe), false)),
+        None => None,
     }
 }
 
@@ -83,12 +82,11 @@ fn describe(activity: &Activity) -> String {
 #[cfg(test)]
 mod tests {
     use super::activity_label;
-    use crate::app::Link;
     use crate::chat_state::Activity;
     use crate::protocol::LifecycleName;
 
     fn words(activity: Activity) -> Option<String> {
-        activity_label(Some(&activity), true, Link::Live).map(|(text, _)| text)
+        activity_label(Some(&activity), true, None).map(|(text, _)| text)
     }
 
     #[test]
@@ -108,25 +106,15 @@ mod tests {
         }
         let status = Activity::Phase { phase: LifecycleName::MessageStart, status: Some("Indexing 3 files".into()) };
         assert_eq!(words(status).as_deref(), Some("Indexing 3 files"), "the runtime's own words win");
-        assert_eq!(
-            activity_label(None, true, Link::Idle),
-            Some(("Working…".into(), false)),
-            "a run with nothing said yet"
-        );
+        assert_eq!(activity_label(None, true, None), Some(("Working…".into(), false)), "a run with nothing said yet");
     }
 
     #[test]
     fn the_line_shows_reconnecting_over_the_agent_and_nothing_without_a_run() {
         let retry = Activity::Retrying { attempt: 2, max_attempts: 3, delay_ms: 4000 };
-        assert_eq!(
-            activity_label(Some(&retry), true, Link::Reconnecting { attempt: 1 }),
-            Some(("Reconnecting…".into(), true))
-        );
-        assert_eq!(
-            activity_label(None, false, Link::Reconnecting { attempt: 3 }),
-            Some(("Reconnecting… (attempt 3)".into(), true))
-        );
-        assert_eq!(activity_label(Some(&retry), false, Link::Live), None, "no line once the run is over");
-        assert_eq!(activity_label(None, false, Link::Idle), None);
+        assert_eq!(activity_label(Some(&retry), true, Some(1)), Some(("Reconnecting…".into(), true)));
+        assert_eq!(activity_label(None, false, Some(3)), Some(("Reconnecting… (attempt 3)".into(), true)));
+        assert_eq!(activity_label(Some(&retry), false, None), None, "no line once the run is over");
+        assert_eq!(activity_label(None, false, None), None);
     }
 }
