@@ -6,6 +6,8 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
 mod actions;
+#[cfg(feature = "ssr")]
+pub mod options;
 
 pub use self::actions::{Link, PageRequests, PageState, preselected_model, skips_ahead};
 use crate::chat_state::ChatSnapshot;
