@@ -384,6 +384,26 @@ mod tests {
     }
 
     #[test]
+    fn a_row_takes_whether_its_run_is_active_from_the_pages_context() {
+        let owner = Owner::new();
+        owner.set();
+        let row = || {
+            let part = ChatToolPart::new("Bash", "call-1", ToolState::InputAvailable);
+            view! { <ToolRow tool=ArcRwSignal::new(part)/> }.to_html()
+        };
+        assert!(row().contains(r#"data-status="running""#), "without a context the run counts as active");
+        let run_active = RwSignal::new(true);
+        provide_context(ToolRowContext {
+            run_active: run_active.into(),
+            answer: Callback::new(|_| {}),
+            decide: Callback::new(|_| {}),
+        });
+        assert!(row().contains(r#"data-status="running""#));
+        run_active.set(false);
+        assert!(row().contains(r#"data-status="interrupted""#), "a call still open when its run ended: {}", row());
+    }
+
+    #[test]
     fn status_follows_the_state_and_an_ended_run_interrupts_open_calls() {
         use RowStatus::*;
         use ToolState::*;
