@@ -3,7 +3,7 @@
 
 mod support;
 
-use chatwire::chat_state::{ChatSnapshot, apply};
+use chatwire::chat_state::{Activity, ChatSnapshot, apply};
 use chatwire::ndjson::{FrameDecoder, encode_frame_into};
 use chatwire::protocol::*;
 use proptest::collection::vec;
@@ -21,8 +21,13 @@ enum Step {
     Tool(u8, ToolState),
     Queue(Vec<String>),
     Steer(String),
-    Activity(LifecycleName),
-    Retry(u32),
+    /// A lifecycle frame, with a status line of the runtime's own (as pi's extensions send) or without.
+    Activity(LifecycleName, Option<String>),
+    /// A retry starts: its attempt and its delay in ms.
+    Retry(u32, u64),
+    RetryEnd,
+    /// A compaction starts (true) or ends.
+    Compaction(bool),
 }
 
 #[derive(Debug, Clone)]
@@ -44,8 +49,11 @@ fn step() -> impl Strategy<Value = Step> {
         2 => (call, support::strategies::tool_state()).prop_map(|(call, state)| Step::Tool(call, state)),
         1 => vec("[a-z ]{0,6}", 0..3).prop_map(Step::Queue),
         1 => text().prop_map(Step::Steer),
-        1 => proptest::sample::select(LifecycleName::ALL.to_vec()).prop_map(Step::Activity),
-        1 => (1..4_u32).prop_map(Step::Retry),
+        1 => (proptest::sample::select(LifecycleName::ALL.to_vec()), proptest::option::of("[a-z ]{1,8}"))
+            .prop_map(|(name, status)| Step::Activity(name, status)),
+        1 => (1..4_u32, 0..10_000_u64).prop_map(|(attempt, delay)| Step::Retry(attempt, delay)),
+        1 => Just(Step::RetryEnd),
+        1 => any::<bool>().prop_map(Step::Compaction),
     ]
 }
 
@@ -130,13 +138,33 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
                     ChatFrame::Queue(QueueFrame { seq: None, steering: steering.clone(), follow_up: Vec::new() })
                 }
                 Step::Steer(text) => user(format!("u{r}s{i}"), text),
-                Step::Activity(name) => lifecycle(*name),
-                Step::Retry(attempt) => ChatFrame::Retry(RetryFrame::Start(RetryStart {
+                Step::Activity(name, status) => ChatFrame::State(StateFrame {
+                    seq: None,
+                    state: Lifecycle { name: *name, message: status.clone() },
+                }),
+                Step::Retry(attempt, delay_ms) => ChatFrame::Retry(RetryFrame::Start(RetryStart {
                     seq: None,
                     attempt: *attempt,
                     max_attempts: 3,
-                    delay_ms: 1000,
+                    delay_ms: *delay_ms,
                     error_message: "503".into(),
+                })),
+                Step::RetryEnd => ChatFrame::Retry(RetryFrame::End(RetryEnd {
+                    seq: None,
+                    success: true,
+                    attempt: 1,
+                    final_error: None,
+                })),
+                Step::Compaction(true) => ChatFrame::Compaction(CompactionFrame::Start(CompactionStart {
+                    seq: None,
+                    reason: CompactionReason::Threshold,
+                })),
+                Step::Compaction(false) => ChatFrame::Compaction(CompactionFrame::End(CompactionEnd {
+                    seq: None,
+                    reason: CompactionReason::Threshold,
+                    aborted: false,
+                    will_retry: false,
+                    error_message: None,
                 })),
             };
             push(frame, &mut frames, &mut built);
@@ -197,6 +225,40 @@ fn session_detail(snapshot: &ChatSnapshot) -> SessionDetail {
     }
 }
 
+/// The activity the reducer keeps after `frame`, `before` being the one before it: what the last frame that says
+/// anything about it said, with its numbers and the runtime's own text; nothing once the agent or the run is done.
+fn activity_after(frame: &ChatFrame, before: Option<Activity>) -> Option<Activity> {
+    match frame {
+        ChatFrame::Start(_) | ChatFrame::Compaction(CompactionFrame::End(_)) | ChatFrame::Retry(RetryFrame::End(_)) => {
+            Some(Activity::Working)
+        }
+        ChatFrame::State(state) => match state.state.name {
+            LifecycleName::AgentEnd | LifecycleName::AgentSettled => None,
+            phase @ (LifecycleName::AgentStart
+            | LifecycleName::TurnStart
+            | LifecycleName::TurnEnd
+            | LifecycleName::MessageStart
+            | LifecycleName::MessageEnd) => Some(Activity::Phase { phase, status: state.state.message.clone() }),
+        },
+        ChatFrame::Compaction(CompactionFrame::Start(_)) => Some(Activity::Compacting),
+        ChatFrame::Retry(RetryFrame::Start(retry)) => Some(Activity::Retrying {
+            attempt: retry.attempt,
+            max_attempts: retry.max_attempts,
+            delay_ms: retry.delay_ms,
+        }),
+        ChatFrame::Done(_) | ChatFrame::Error(_) => None,
+        ChatFrame::Message(_)
+        | ChatFrame::Delta(_)
+        | ChatFrame::Thinking(_)
+        | ChatFrame::ToolDraft(_)
+        | ChatFrame::ToolArgsDelta(_)
+        | ChatFrame::Tool(_)
+        | ChatFrame::Plan(_)
+        | ChatFrame::Queue(_)
+        | ChatFrame::Ping => before,
+    }
+}
+
 /// What a viewer sees; the activity line and the reducer's own bookkeeping may differ after a resume.
 fn transcript(snapshot: &ChatSnapshot) -> (&[ChatMessage], bool, Seq, &QueueFrame) {
     (&snapshot.messages, snapshot.is_running(), snapshot.last_seq, &snapshot.queue)
@@ -249,6 +311,17 @@ proptest! {
         }
         prop_assert!(decoder.finish().is_empty());
         prop_assert_eq!(snapshot, reduce(ChatSnapshot::default(), &frames));
+    }
+
+    #[test]
+    fn the_activity_is_what_the_last_frame_about_it_said(runs in vec(run(), 1..4)) {
+        let mut snapshot = ChatSnapshot::default();
+        let mut expected = None;
+        for frame in session_log(&runs) {
+            expected = activity_after(&frame, expected);
+            apply(&mut snapshot, &frame);
+            prop_assert_eq!(&snapshot.activity, &expected, "after {:?}", frame);
+        }
     }
 
     #[test]

@@ -6,11 +6,33 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
 mod actions;
+#[cfg(feature = "ssr")]
+pub mod options;
 
-pub use self::actions::{ChatActions, Link, Outgoing};
+pub use self::actions::{Link, PageRequests, PageState, preselected_model, skips_ahead};
 use crate::chat_state::ChatSnapshot;
-use crate::components::{ActivityLine, Composer, QueueChips, SessionsSidebar, Transcript};
+#[cfg(feature = "hydrate")]
+use crate::client::connect;
+use crate::components::{
+    ActivityLine, Composer, Outgoing, QueueChips, SessionsSidebar, ToolRowContext, Transcript, prefetch_parser,
+};
 use crate::protocol::{AgentMode, StreamingBehavior};
+
+/// The server's requests: it renders the page and never runs a handler, so there is nothing for them to do.
+#[cfg(not(feature = "hydrate"))]
+fn connect(_state: PageState) -> PageRequests {
+    PageRequests {
+        start: Callback::new(|()| {}),
+        open: Callback::new(|_| {}),
+        send: Callback::new(|_| {}),
+        stop: Callback::new(|()| {}),
+        answer: Callback::new(|_| {}),
+        decide: Callback::new(|_| {}),
+        rename: Callback::new(|_| {}),
+        delete: Callback::new(|_| {}),
+        pick_model: Callback::new(|_| {}),
+    }
+}
 
 /// URLs of the page's content-hashed script, WASM module and stylesheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,55 +112,64 @@ pub fn session_in_path(path: &str) -> Option<String> {
 #[component]
 fn ChatPage() -> impl IntoView {
     let location = leptos_router::hooks::use_location();
-    let actions = ChatActions::new(location.pathname.with_untracked(|path| session_in_path(path)));
-    provide_context(actions);
+    let state = PageState::new(location.pathname.with_untracked(|path| session_in_path(path)));
+    let requests = connect(state);
+    let busy = Signal::derive(move || state.busy());
+    provide_context(ToolRowContext { run_active: busy, answer: requests.answer, decide: requests.decide });
     // Effects run only in the browser, so this flips once the WASM has taken over the page.
     let hydrated = RwSignal::new(false);
     Effect::new(move |started: Option<()>| {
         let session = location.pathname.with(|path| session_in_path(path));
         if started.is_none() {
             hydrated.set(true);
-            actions.start();
+            requests.start.run(());
         }
-        actions.open(session);
+        if session.is_some() {
+            // Its messages need the markdown parser's chunk: both are fetched at once, not one after the other.
+            prefetch_parser();
+        }
+        requests.open.run(session);
     });
-    let on_send = Callback::new(move |outgoing: Outgoing| actions.send(outgoing));
     let on_suggestion = Callback::new(move |text: String| {
-        actions.send(Outgoing { text, mode: AgentMode::Agent, plan_action: None, behavior: StreamingBehavior::Steer })
+        requests.send.run(Outgoing {
+            text,
+            mode: AgentMode::Agent,
+            plan_action: None,
+            behavior: StreamingBehavior::Steer,
+        })
     });
-    let on_stop = Callback::new(move |()| actions.stop());
-    let busy = Signal::derive(move || actions.busy());
-    let running = Signal::derive(move || actions.chat.with(ChatSnapshot::is_running));
-    let plan = Signal::derive(move || actions.chat.with(|c| c.plan.clone()));
-    let queue = Signal::derive(move || actions.chat.with(|c| c.queue.clone()));
-    let activity = Signal::derive(move || actions.chat.with(|c| c.activity.clone()));
-    let output_streaming = Signal::derive(move || actions.chat.with(|c| c.output_streaming));
+    let running = Signal::derive(move || state.chat.with(ChatSnapshot::is_running));
+    let plan = Signal::derive(move || state.chat.with(|c| c.plan.clone()));
+    let queue = Signal::derive(move || state.chat.with(|c| c.queue.clone()));
+    let activity = Signal::derive(move || state.chat.with(|c| c.activity.clone()));
+    let output_streaming = Signal::derive(move || state.chat.with(|c| c.output_streaming));
+    let reconnecting = Signal::derive(move || state.reconnecting());
 
     view! {
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
             <SessionsSidebar
-                sessions=actions.sessions
-                current=actions.session_id
-                now=actions.now
-                on_rename=Callback::new(move |(id, title)| actions.rename(id, title))
-                on_delete=Callback::new(move |id| actions.delete(id))
+                sessions=state.sessions
+                current=state.session_id
+                now=state.now
+                on_rename=requests.rename
+                on_delete=requests.delete
             />
             <main class="chat">
-                <Transcript chat=actions.chat.read_only() on_suggestion/>
-                <ActivityLine activity running output_streaming link=actions.link/>
-                <Show when=move || actions.problem.with(Option::is_some)>
-                    <p class="chat__problem" role="alert">{move || actions.problem.get()}</p>
+                <Transcript chat=state.chat.read_only() on_suggestion/>
+                <ActivityLine activity running output_streaming reconnecting/>
+                <Show when=move || state.problem.with(Option::is_some)>
+                    <p class="chat__problem" role="alert">{move || state.problem.get()}</p>
                 </Show>
                 <QueueChips queue/>
                 <Composer
-                    on_send
-                    on_stop
+                    on_send=requests.send
+                    on_stop=requests.stop
                     busy
                     plan
                     disabled=Signal::derive(move || !hydrated.get())
-                    models=actions.models
-                    model=actions.model
-                    on_model=Callback::new(move |name| actions.pick_model(name))
+                    models=state.models
+                    model=state.model
+                    on_model=requests.pick_model
                 />
             </main>
         </div>

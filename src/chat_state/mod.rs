@@ -16,8 +16,8 @@ pub struct ChatSnapshot {
     pub last_seq: Seq,
     /// The run in progress, if any.
     pub run: Option<RunInProgress>,
-    /// What the agent is doing right now, for the activity line.
-    pub activity: Option<String>,
+    /// What the agent is doing right now, for the activity line (which words it).
+    pub activity: Option<Activity>,
     /// The last frame streamed output (text, thinking or a tool call's arguments), which the transcript shows as it
     /// comes: sign enough that the agent works, so the activity line's dot holds still (docs/decisions.md).
     pub output_streaming: bool,
@@ -30,6 +30,20 @@ pub struct ChatSnapshot {
     /// Set by `state{message_start}`: a new model message starts new text and thinking parts,
     /// so the answers of successive turns are not run together.
     new_model_message: bool,
+}
+
+/// What the running agent is doing, as the last `start`, `state`, `compaction` or `retry` frame says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activity {
+    /// Under way, with nothing more specific said: the run started (or was resumed), or a compaction or retry ended.
+    Working,
+    /// The lifecycle phase a `state` frame entered, with the runtime's own status text when it sent one (pi's
+    /// extensions do, through `state.message`).
+    Phase { phase: LifecycleName, status: Option<String> },
+    /// The older turns are being summarized to fit the context window.
+    Compacting,
+    /// A failed model call is tried again after `delay_ms`: this is try `attempt` of `max_attempts`.
+    Retrying { attempt: u32, max_attempts: u32, delay_ms: u64 },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +78,7 @@ impl ChatSnapshot {
             let index = snapshot.push_message(pending);
             // The run's `start` is behind `lastSeq`: its id is unknown, and the message already has its real id.
             snapshot.run = Some(RunInProgress { run_id: None, message: index });
-            snapshot.activity = Some(WORKING.into());
+            snapshot.activity = Some(Activity::Working);
         }
         snapshot.last_seq = detail.last_seq;
         snapshot.plan = detail.plan;
@@ -207,8 +221,6 @@ impl ChatSnapshot {
     }
 }
 
-const WORKING: &str = "Working…";
-
 /// Applies one frame. Re-applying a frame whose `seq` is already in the snapshot changes nothing.
 pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
     if let Some(seq) = frame.seq() {
@@ -239,7 +251,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             };
             snapshot.run = Some(RunInProgress { run_id: Some(start.run_id.clone()), message: index });
             snapshot.last_error = None;
-            snapshot.activity = Some(WORKING.into());
+            snapshot.activity = Some(Activity::Working);
         }
         ChatFrame::Message(MessageFrame { message, .. }) => {
             // The prompt is logged after `start`, steering and follow-ups while the answer streams: the run's
@@ -278,28 +290,27 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             }
             snapshot.activity = match state.state.name {
                 LifecycleName::AgentEnd | LifecycleName::AgentSettled => None,
-                LifecycleName::AgentStart | LifecycleName::TurnStart | LifecycleName::TurnEnd => {
-                    Some(state.state.message.clone().unwrap_or_else(|| WORKING.into()))
-                }
-                LifecycleName::MessageStart => Some(state.state.message.clone().unwrap_or_else(|| "Thinking…".into())),
-                LifecycleName::MessageEnd => Some(state.state.message.clone().unwrap_or_else(|| WORKING.into())),
+                phase @ (LifecycleName::AgentStart
+                | LifecycleName::TurnStart
+                | LifecycleName::TurnEnd
+                | LifecycleName::MessageStart
+                | LifecycleName::MessageEnd) => Some(Activity::Phase { phase, status: state.state.message.clone() }),
             };
         }
         ChatFrame::Queue(queue) => {
             snapshot.queue =
                 QueueFrame { seq: None, steering: queue.steering.clone(), follow_up: queue.follow_up.clone() }
         }
-        ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some("Compacting context…".into()),
-        ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some(WORKING.into()),
+        ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some(Activity::Compacting),
+        ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some(Activity::Working),
         ChatFrame::Retry(RetryFrame::Start(retry)) => {
-            snapshot.activity = Some(format!(
-                "Retrying {}/{} in {} s",
-                retry.attempt,
-                retry.max_attempts,
-                retry.delay_ms.div_ceil(1000)
-            ))
+            snapshot.activity = Some(Activity::Retrying {
+                attempt: retry.attempt,
+                max_attempts: retry.max_attempts,
+                delay_ms: retry.delay_ms,
+            })
         }
-        ChatFrame::Retry(RetryFrame::End(_)) => snapshot.activity = Some(WORKING.into()),
+        ChatFrame::Retry(RetryFrame::End(_)) => snapshot.activity = Some(Activity::Working),
         ChatFrame::Done(done) => {
             let index = match (&snapshot.run, snapshot.message_index.get(&done.message.id)) {
                 (_, Some(&index)) => Some(index),

@@ -260,27 +260,70 @@ rules! {
         assert_eq!(s.last_seq, 2);
     }
 
-    // "… sets the activity label from state, compaction and retry frames"
-    state_frames_set_the_activity_label:
+    // "… sets the activity label from state, compaction and retry frames": the reducer keeps what the frames say,
+    // with their numbers and the runtime's own text; the activity line words it.
+    start_and_a_resumed_pending_message_set_working:
+        empty(), [start(1, "a1")] => |s| {
+        assert_eq!(s.activity, Some(Activity::Working));
+        let resumed = ChatSnapshot::from_detail(SessionDetail {
+            session: SessionSummary {
+                session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
+                created_at: 1, updated_at: 2, message_count: 1, last_seq: 3,
+            },
+            messages: Vec::new(),
+            last_seq: 3,
+            pending: Some(ChatMessage { id: "a1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None }),
+            plan: None,
+        });
+        assert_eq!(resumed.activity, Some(Activity::Working));
+    }
+
+    state_frames_set_the_phase_and_agent_end_clears_it:
         empty(), [start(1, "a1"), lifecycle(2, LifecycleName::MessageStart)] => |s| {
-        assert_eq!(s.activity.as_deref(), Some("Thinking…"));
+        assert_eq!(s.activity, Some(Activity::Phase { phase: LifecycleName::MessageStart, status: None }));
         let mut s = s;
-        apply(&mut s, &lifecycle(3, LifecycleName::AgentEnd));
+        apply(&mut s, &lifecycle(3, LifecycleName::TurnEnd));
+        assert_eq!(s.activity, Some(Activity::Phase { phase: LifecycleName::TurnEnd, status: None }));
+        apply(&mut s, &lifecycle(4, LifecycleName::AgentEnd));
+        assert_eq!(s.activity, None);
+        apply(&mut s, &lifecycle(5, LifecycleName::AgentStart));
+        apply(&mut s, &lifecycle(6, LifecycleName::AgentSettled));
         assert_eq!(s.activity, None);
     }
 
-    compaction_frames_set_the_activity_label:
+    a_status_line_of_the_runtime_is_kept_as_its_text:
+        empty(), [start(1, "a1"), ChatFrame::State(StateFrame {
+            seq: Some(2),
+            state: Lifecycle { name: LifecycleName::TurnStart, message: Some("Indexing 3 files".into()) },
+        })] => |s| {
+        assert_eq!(
+            s.activity,
+            Some(Activity::Phase { phase: LifecycleName::TurnStart, status: Some("Indexing 3 files".into()) })
+        );
+    }
+
+    compaction_frames_set_compacting_until_it_ends:
         empty(), [start(1, "a1"), ChatFrame::Compaction(CompactionFrame::Start(CompactionStart {
             seq: Some(2), reason: CompactionReason::Threshold,
         }))] => |s| {
-        assert_eq!(s.activity.as_deref(), Some("Compacting context…"));
+        assert_eq!(s.activity, Some(Activity::Compacting));
+        let mut s = s;
+        apply(&mut s, &ChatFrame::Compaction(CompactionFrame::End(CompactionEnd {
+            seq: Some(3), reason: CompactionReason::Threshold, aborted: false, will_retry: false, error_message: None,
+        })));
+        assert_eq!(s.activity, Some(Activity::Working));
     }
 
-    retry_frames_set_the_activity_label:
+    retry_frames_keep_the_attempt_and_the_delay_until_it_ends:
         empty(), [start(1, "a1"), ChatFrame::Retry(RetryFrame::Start(RetryStart {
             seq: Some(2), attempt: 2, max_attempts: 3, delay_ms: 3500, error_message: "503".into(),
         }))] => |s| {
-        assert_eq!(s.activity.as_deref(), Some("Retrying 2/3 in 4 s"));
+        assert_eq!(s.activity, Some(Activity::Retrying { attempt: 2, max_attempts: 3, delay_ms: 3500 }));
+        let mut s = s;
+        apply(&mut s, &ChatFrame::Retry(RetryFrame::End(RetryEnd {
+            seq: Some(3), success: true, attempt: 2, final_error: None,
+        })));
+        assert_eq!(s.activity, Some(Activity::Working));
     }
 
     // "… replaces the queue on queue"

@@ -1,7 +1,9 @@
 //! The browser's side of the HTTP API: sessions, and sends and re-attachments whose NDJSON stream is decoded into
-//! frames as it arrives.
+//! frames as it arrives; and the page's requests made with it (`connect`), following the run on screen.
 
 mod batch;
+mod follow;
+mod page;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -14,6 +16,7 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader};
 
 pub use self::batch::FrameBatcher;
+pub use self::page::connect;
 use crate::ndjson::FrameDecoder;
 use crate::protocol::*;
 

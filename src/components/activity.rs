@@ -1,26 +1,28 @@
-//! The activity line between the transcript and the composer: what the running agent is doing ("Retrying 2/3 in
-//! 4 s", "Compacting context…"), or "Reconnecting…" while the page re-attaches. It exists only while a run does.
+//! The activity line between the transcript and the composer: what the running agent is doing, in words
+//! ("Retrying 2/3 in 4 s", "Compacting context…"), or "Reconnecting…" while the page re-attaches. It exists only
+//! while a run does.
 
 use leptos::prelude::*;
 
-use crate::app::Link;
+use crate::chat_state::Activity;
+use crate::protocol::LifecycleName;
 
 #[component]
 pub fn ActivityLine(
-    /// The reducer's label for what the agent is doing.
+    /// What the agent is doing, as the reducer keeps it.
     #[prop(into)]
-    activity: Signal<Option<String>>,
+    activity: Signal<Option<Activity>>,
     /// True while a run is active.
     #[prop(into)]
     running: Signal<bool>,
     /// True while output streams into the transcript: the dot holds still, as the output shows the agent at work.
     #[prop(into)]
     output_streaming: Signal<bool>,
-    /// The page's connection to the run.
+    /// While the page re-attaches to the run, the attempt it is on; `None` while it is attached or has no run.
     #[prop(into)]
-    link: Signal<Link>,
+    reconnecting: Signal<Option<u32>>,
 ) -> impl IntoView {
-    let label = move || activity_label(activity.get(), running.get(), link.get());
+    let label = move || activity.with(|activity| activity_label(activity.as_ref(), running.get(), reconnecting.get()));
     view! {
         <p class="activity" data-testid="activity" role="status" aria-live="polite">
             {move || {
@@ -42,34 +44,77 @@ pub fn ActivityLine(
 }
 
 /// The line's text, and whether it is about the connection rather than the agent; `None` hides the line.
-pub fn activity_label(activity: Option<String>, running: bool, link: Link) -> Option<(String, bool)> {
-    match link {
-        Link::Reconnecting { attempt } if attempt > 1 => Some((format!("Reconnecting… (attempt {attempt})"), true)),
-        Link::Reconnecting { .. } => Some(("Reconnecting…".to_owned(), true)),
-        Link::Idle | Link::Live if running => Some((activity.unwrap_or_else(|| "Working…".to_owned()), false)),
-        Link::Idle | Link::Live => None,
+pub fn activity_label(activity: Option<&Activity>, running: bool, reconnecting: Option<u32>) -> Option<(String, bool)> {
+    match reconnecting {
+        Some(attempt) if attempt > 1 => Some((format!("Reconnecting… (attempt {attempt})"), true)),
+        Some(_) => Some(("Reconnecting…".to_owned(), true)),
+        None if running => Some((activity.map_or_else(|| WORKING.to_owned(), describe), false)),
+        None => None,
+    }
+}
+
+const WORKING: &str = "Working…";
+
+/// What the agent is doing, in words.
+fn describe(activity: &Activity) -> String {
+    match activity {
+        Activity::Working => WORKING.to_owned(),
+        Activity::Phase { status: Some(status), .. } => status.clone(),
+        Activity::Phase { phase: LifecycleName::MessageStart, status: None } => "Thinking…".to_owned(),
+        Activity::Phase {
+            phase:
+                LifecycleName::AgentStart
+                | LifecycleName::AgentEnd
+                | LifecycleName::AgentSettled
+                | LifecycleName::TurnStart
+                | LifecycleName::TurnEnd
+                | LifecycleName::MessageEnd,
+            status: None,
+        } => WORKING.to_owned(),
+        Activity::Compacting => "Compacting context…".to_owned(),
+        Activity::Retrying { attempt, max_attempts, delay_ms } => {
+            // Whole seconds, rounded up: "in 0 s" would read as if the retry were already under way.
+            format!("Retrying {attempt}/{max_attempts} in {} s", delay_ms.div_ceil(1000))
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::activity_label;
-    use crate::app::Link;
+    use crate::chat_state::Activity;
+    use crate::protocol::LifecycleName;
+
+    fn words(activity: Activity) -> Option<String> {
+        activity_label(Some(&activity), true, None).map(|(text, _)| text)
+    }
+
+    #[test]
+    fn each_activity_has_its_words() {
+        assert_eq!(words(Activity::Working).as_deref(), Some("Working…"));
+        assert_eq!(words(Activity::Compacting).as_deref(), Some("Compacting context…"));
+        let retry = Activity::Retrying { attempt: 2, max_attempts: 3, delay_ms: 3500 };
+        assert_eq!(words(retry).as_deref(), Some("Retrying 2/3 in 4 s"));
+        let soon = Activity::Retrying { attempt: 1, max_attempts: 3, delay_ms: 200 };
+        assert_eq!(words(soon).as_deref(), Some("Retrying 1/3 in 1 s"));
+        let thinking = Activity::Phase { phase: LifecycleName::MessageStart, status: None };
+        assert_eq!(words(thinking).as_deref(), Some("Thinking…"));
+        for phase in
+            [LifecycleName::AgentStart, LifecycleName::TurnStart, LifecycleName::TurnEnd, LifecycleName::MessageEnd]
+        {
+            assert_eq!(words(Activity::Phase { phase, status: None }).as_deref(), Some("Working…"), "{phase:?}");
+        }
+        let status = Activity::Phase { phase: LifecycleName::MessageStart, status: Some("Indexing 3 files".into()) };
+        assert_eq!(words(status).as_deref(), Some("Indexing 3 files"), "the runtime's own words win");
+        assert_eq!(activity_label(None, true, None), Some(("Working…".into(), false)), "a run with nothing said yet");
+    }
 
     #[test]
     fn the_line_shows_reconnecting_over_the_agent_and_nothing_without_a_run() {
-        let retry = Some("Retrying 2/3 in 4 s".to_owned());
-        assert_eq!(activity_label(retry.clone(), true, Link::Live), Some(("Retrying 2/3 in 4 s".into(), false)));
-        assert_eq!(activity_label(None, true, Link::Idle), Some(("Working…".into(), false)));
-        assert_eq!(
-            activity_label(retry.clone(), true, Link::Reconnecting { attempt: 1 }),
-            Some(("Reconnecting…".into(), true))
-        );
-        assert_eq!(
-            activity_label(None, false, Link::Reconnecting { attempt: 3 }),
-            Some(("Reconnecting… (attempt 3)".into(), true))
-        );
-        assert_eq!(activity_label(retry, false, Link::Live), None, "no line once the run is over");
-        assert_eq!(activity_label(None, false, Link::Idle), None);
+        let retry = Activity::Retrying { attempt: 2, max_attempts: 3, delay_ms: 4000 };
+        assert_eq!(activity_label(Some(&retry), true, Some(1)), Some(("Reconnecting…".into(), true)));
+        assert_eq!(activity_label(None, false, Some(3)), Some(("Reconnecting… (attempt 3)".into(), true)));
+        assert_eq!(activity_label(Some(&retry), false, None), None, "no line once the run is over");
+        assert_eq!(activity_label(None, false, None), None);
     }
 }

@@ -5,8 +5,17 @@
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
-use crate::app::Outgoing;
 use crate::protocol::{AgentMode, ChatPlanState, ModelInfo, PlanAction, StreamingBehavior};
+
+/// A message as the composer hands it over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    pub text: String,
+    pub mode: AgentMode,
+    pub plan_action: Option<PlanAction>,
+    /// How the message joins a run that is already active (ignored when none is).
+    pub behavior: StreamingBehavior,
+}
 
 #[component]
 pub fn Composer(

@@ -13,9 +13,9 @@ mod tool;
 mod transcript;
 
 pub use activity::ActivityLine;
-pub use composer::Composer;
+pub use composer::{Composer, Outgoing};
 pub use queue::QueueChips;
 pub use rows::prefetch_parser;
 pub use sidebar::SessionsSidebar;
-pub use tool::{CustomRenderer, ToolRenderers};
+pub use tool::{Answer, CustomRenderer, Decision, ToolRenderers, ToolRowContext};
 pub use transcript::Transcript;

@@ -21,7 +21,6 @@ mod tests;
 use std::process::ExitCode;
 
 use clap::Parser;
-use leptos::config::get_configuration;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,7 +114,6 @@ fn map(args: MapArgs) -> ExitCode {
 }
 
 pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
-    // `None`: only the environment (set by cargo-leptos when it runs us), over compiled-in defaults.
     let mut leptos = leptos_options()?;
     let addr = args.addr_or(leptos.site_addr);
     leptos.site_addr = addr;
@@ -187,15 +185,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     served.map_err(StartError::Serve)
 }
 
-/// Leptos' options from the environment cargo-leptos sets, over the values compiled in by a cargo-leptos build.
-/// A binary built by plain cargo (tests, `cargo run`) has neither and gets this crate's own names.
+/// Leptos' options: `Leptos.toml`, compiled in, under the `LEPTOS_*` variables cargo-leptos sets when it runs us.
 fn leptos_options() -> Result<leptos::prelude::LeptosOptions, StartError> {
-    let from_cargo_leptos =
-        std::env::var_os("LEPTOS_OUTPUT_NAME").is_some() || option_env!("LEPTOS_OUTPUT_NAME").is_some();
-    if from_cargo_leptos {
-        return Ok(get_configuration(None).map_err(|e| StartError::Config(e.to_string()))?.leptos_options);
-    }
-    Ok(leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build())
+    crate::app::options::leptos_options().map_err(|e| StartError::Config(e.to_string()))
 }
 
 /// 244 random bits as hex, from the operating system's generator (the randomness behind UUID v4).

@@ -7,11 +7,22 @@ use leptos::prelude::*;
 use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
+use super::ToolRowContext;
 use super::diff::{self, DiffLine};
 use super::files::DiffView;
 use super::lines::NumberedLines;
-use crate::app::ChatActions;
 use crate::protocol::{ChatToolPart, ToolState};
+
+/// An approval card's decision, as it hands it to the page.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub tool_call_id: String,
+    /// True approves the call, false denies it.
+    pub approve: bool,
+    /// The card's "sending" flag, set while the decision travels: the page clears it again if the decision was
+    /// not taken, so the buttons work again.
+    pub sending: RwSignal<bool>,
+}
 
 /// What a call waiting for approval would do, as the card shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +81,7 @@ pub fn ApprovalCard(
     /// The call, in `approval-requested` or `output-denied`.
     tool: ChatToolPart,
 ) -> impl IntoView {
-    let actions = use_context::<ChatActions>();
+    let context = use_context::<ToolRowContext>();
     let waiting = tool.state == ToolState::ApprovalRequested;
     let sending = RwSignal::new(false);
     let proposal = Proposal::of(&tool);
@@ -90,8 +101,9 @@ pub fn ApprovalCard(
     let decide = move |approve: bool| {
         let id = call_id.clone();
         move |_| {
-            if let Some(actions) = actions {
-                actions.approve(id.clone(), approve, sending);
+            if let Some(context) = context {
+                sending.set(true);
+                context.decide.run(Decision { tool_call_id: id.clone(), approve, sending });
             }
         }
     };

@@ -30,13 +30,31 @@ use leptos::prelude::*;
 use crate::components::client_only::{IntoRowView, RowView};
 use serde_json::Value;
 
-use crate::app::ChatActions;
 use crate::protocol::{ChatToolPart, INTERRUPTED_TOOL_ERROR, ToolState};
 
 use approval::ApprovalCard;
+pub use approval::Decision;
 use chart::ChartView;
+pub use question_card::Answer;
 use question_card::QuestionCard;
 pub use registry::{CustomRenderer, ToolRenderers};
+
+/// What tool rows need of the page that shows them, provided as context by it (the app does). Rows drawn without
+/// one (the server's own tests) take the run for active, and their cards' buttons do nothing.
+#[derive(Clone, Copy)]
+pub struct ToolRowContext {
+    /// True while a run is active or the page is re-attaching to one; a call still running after that was cut off.
+    pub run_active: Signal<bool>,
+    /// Sends a question card's answer.
+    pub answer: Callback<Answer>,
+    /// Sends an approval card's decision.
+    pub decide: Callback<Decision>,
+}
+
+/// Whether the run the rows belong to is active, as far as the page says.
+fn run_active(context: Option<ToolRowContext>) -> bool {
+    context.is_none_or(|context| context.run_active.get())
+}
 use task_group::TaskGroup;
 pub(crate) use task_group::{MessageParts, top_level};
 
@@ -220,10 +238,10 @@ fn build_tool_row(tool: ArcRwSignal<ChatToolPart>) -> RowView {
 /// The header with status and duration, the tool's body, and its error.
 #[component]
 fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch) -> impl IntoView {
-    let actions = use_context::<ChatActions>();
+    let context = use_context::<ToolRowContext>();
     let state = Memo::new(move |_| part.with(|part| part.state));
     let status = Memo::new(move |_| {
-        let run_active = actions.is_none_or(|actions| actions.busy());
+        let run_active = run_active(context);
         part.with(|part| RowStatus::of(part.state, part.error_text.as_deref(), run_active))
     });
     let duration = Memo::new(move |_| part.with(|part| part.duration_ms));
@@ -363,6 +381,26 @@ mod tests {
         let html = view! { <ToolRow tool=ArcRwSignal::new(part)/> }.to_html();
         assert_eq!(html.matches("the lookup failed").count(), 1, "{html}");
         assert!(html.contains("code"), "the rest of the result is still shown: {html}");
+    }
+
+    #[test]
+    fn a_row_takes_whether_its_run_is_active_from_the_pages_context() {
+        let owner = Owner::new();
+        owner.set();
+        let row = || {
+            let part = ChatToolPart::new("Bash", "call-1", ToolState::InputAvailable);
+            view! { <ToolRow tool=ArcRwSignal::new(part)/> }.to_html()
+        };
+        assert!(row().contains(r#"data-status="running""#), "without a context the run counts as active");
+        let run_active = RwSignal::new(true);
+        provide_context(ToolRowContext {
+            run_active: run_active.into(),
+            answer: Callback::new(|_| {}),
+            decide: Callback::new(|_| {}),
+        });
+        assert!(row().contains(r#"data-status="running""#));
+        run_active.set(false);
+        assert!(row().contains(r#"data-status="interrupted""#), "a call still open when its run ended: {}", row());
     }
 
     #[test]

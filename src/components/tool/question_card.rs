@@ -11,8 +11,18 @@ use leptos::prelude::*;
 use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
-use crate::app::ChatActions;
+use super::ToolRowContext;
 use crate::protocol::{AnswerKind, ChatToolPart, QuestionAnswer, SKIPPED_ANSWER, ToolState};
+
+/// A question card's answer, as it hands it to the page.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub tool_call_id: String,
+    pub answer: QuestionAnswer,
+    /// The card's "sending" flag, set while the answer travels: the page clears it again if the answer was not
+    /// taken, so the card can be answered again.
+    pub sending: RwSignal<bool>,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QuestionOption {
@@ -155,7 +165,7 @@ pub fn QuestionCard(
     /// The question's tool part (`tool-Question`).
     tool: ChatToolPart,
 ) -> impl IntoView {
-    let actions = use_context::<ChatActions>();
+    let context = use_context::<ToolRowContext>();
     let spec = QuestionSpec::from_input(tool.input.as_ref().unwrap_or(&Value::Null));
     let outcome = QuestionOutcome::of(&spec, &tool);
     let sending = RwSignal::new(false);
@@ -163,8 +173,9 @@ pub fn QuestionCard(
     let picked = RwSignal::new(Vec::<String>::new());
     let call_id = tool.tool_call_id.clone();
     let send = move |answer: QuestionAnswer| {
-        if let Some(actions) = actions {
-            actions.answer(call_id.clone(), answer, sending);
+        if let Some(context) = context {
+            sending.set(true);
+            context.answer.run(Answer { tool_call_id: call_id.clone(), answer, sending });
         }
     };
     // Typed text goes along with a pick; alone it is a text answer.

@@ -8,8 +8,7 @@
 use leptos::prelude::*;
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
-use super::RowStatus;
-use crate::app::ChatActions;
+use super::{RowStatus, ToolRowContext, run_active};
 use crate::components::client_only::{IntoRowView, RowView};
 use crate::components::lazy_chunk::LazyChunk;
 use crate::protocol::ChatToolPart;
@@ -37,11 +36,11 @@ pub(super) fn tool_row(tool: ArcRwSignal<ChatToolPart>) -> RowView {
 
 /// The row's name and status, in the row's frame, until the renderers are there.
 fn pending_row(tool: &ArcRwSignal<ChatToolPart>) -> RowView {
-    let actions = use_context::<ChatActions>();
+    let context = use_context::<ToolRowContext>();
     let name = tool.with_untracked(|part| part.tool_name.clone());
     let part = tool.clone();
     let status = Memo::new(move |_| {
-        let run_active = actions.is_none_or(|actions| actions.busy());
+        let run_active = run_active(context);
         part.with(|part| RowStatus::of(part.state, part.error_text.as_deref(), run_active))
     });
     view! {

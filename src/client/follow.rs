@@ -1,0 +1,390 @@
+//! Following the run of the session on screen: opening a session, sending, and the re-attach loop that keeps the
+//! page on a run across network errors, sleeping tabs and reloads, every frame going through the page's batcher
+//! into its snapshot.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+
+use crate::app::{Link, PageState, skips_ahead};
+use crate::chat_state::{ChatSnapshot, apply};
+use crate::client::{self as api, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
+use crate::components::Outgoing;
+use crate::protocol::*;
+
+/// A stream that delivered nothing for this long (keepalives included) is replaced when the tab comes back.
+const QUIET_LIMIT_MS: f64 = 20_000.0;
+
+/// Re-attach delays: 0.5 s, doubling, capped at 8 s.
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(500u64.saturating_mul(1 << attempt.saturating_sub(1).min(4)))
+}
+
+/// The page as the client drives it: its signals, and what the client keeps beside them.
+#[derive(Clone, Copy)]
+pub struct Page {
+    pub state: PageState,
+    live: StoredValue<Rc<Live>, LocalStorage>,
+}
+
+impl Page {
+    /// Must be called inside the router: navigation to a new session's URL goes through it.
+    pub fn new(state: PageState) -> Self {
+        Page { state, live: StoredValue::new_local(Live::new(leptos_router::hooks::use_navigate())) }
+    }
+
+    fn live(self) -> Rc<Live> {
+        self.live.get_value()
+    }
+
+    /// Goes to another page path through the router.
+    pub fn navigate(self, path: &str, options: NavigateOptions) {
+        (self.live().navigate)(path, options);
+    }
+}
+
+/// Starts the batcher that applies streamed frames to the snapshot, and the listeners that re-attach when the tab
+/// comes back or the network returns.
+pub fn listen(page: Page) {
+    let (state, live) = (page.state, page.live());
+    let chat = state.chat;
+    *live.batcher.borrow_mut() = Some(FrameBatcher::new(move |frames| {
+        // One snapshot update per animation frame, however many frames arrived since the last one.
+        let mut gap_after = None;
+        chat.update(|snapshot| {
+            for frame in &frames {
+                if skips_ahead(snapshot, frame) {
+                    gap_after.get_or_insert(snapshot.last_seq);
+                    continue;
+                }
+                apply(snapshot, frame);
+            }
+        });
+        if let Some(since) = gap_after {
+            attach(page, since);
+        }
+    }));
+
+    let come_back = move || {
+        let live = page.live();
+        if live.attached.get() == Some(live.generation.get()) {
+            live.pause.wake();
+            return;
+        }
+        let quiet = api::now_millis() - live.last_heard.get() > QUIET_LIMIT_MS;
+        let open = !live.streams.borrow().is_empty();
+        if open && quiet {
+            // Possibly a connection that died while the tab slept: replace it (its reader re-attaches).
+            live.cancel_streams();
+        } else if !open && state.chat.with_untracked(ChatSnapshot::is_running) {
+            attach(page, state.chat.with_untracked(|c| c.last_seq));
+        }
+    };
+    let on_visible = move |_| {
+        if !api::page_hidden() {
+            come_back();
+        }
+    };
+    std::mem::forget(window_event_listener_untyped("visibilitychange", on_visible));
+    std::mem::forget(window_event_listener_untyped("pageshow", move |_| come_back()));
+    std::mem::forget(window_event_listener_untyped("online", move |_| come_back()));
+    std::mem::forget(window_event_listener_untyped("offline", move |_| {
+        // A dead connection may never report an error; the re-attach waits for `online` instead.
+        let live = page.live();
+        if !live.streams.borrow().is_empty() {
+            state.link.set(Link::Reconnecting { attempt: 1 });
+            live.cancel_streams();
+        }
+    }));
+}
+
+/// The router's `navigate`.
+type Navigate = Box<dyn Fn(&str, NavigateOptions)>;
+
+/// What the client keeps beside the page's signals: open streams, the per-frame batch, what has been attached.
+struct Live {
+    /// Bumped when another session is opened: everything started for the previous one stops.
+    generation: Cell<u64>,
+    /// The session whose transcript is loaded (or being loaded), so opening it again does nothing.
+    opened: RefCell<Option<Option<String>>>,
+    streams: RefCell<Vec<(u64, StreamHandle)>>,
+    next_stream: Cell<u64>,
+    /// The generation whose re-attach loop is running, if one is.
+    attached: Cell<Option<u64>>,
+    /// Highest `seq` of a terminal frame (`done`/`error`) any stream of this session has seen.
+    terminal_seq: Cell<Seq>,
+    /// When a stream last delivered anything (ms since the epoch).
+    last_heard: Cell<f64>,
+    pause: Pause,
+    batcher: RefCell<Option<FrameBatcher>>,
+    navigate: Navigate,
+}
+
+impl Live {
+    fn new(navigate: impl Fn(&str, NavigateOptions) + 'static) -> Rc<Live> {
+        Rc::new(Live {
+            generation: Cell::new(0),
+            opened: RefCell::new(None),
+            streams: RefCell::new(Vec::new()),
+            next_stream: Cell::new(0),
+            attached: Cell::new(None),
+            terminal_seq: Cell::new(0),
+            last_heard: Cell::new(0.0),
+            pause: Pause::new(),
+            batcher: RefCell::new(None),
+            navigate: Box::new(navigate),
+        })
+    }
+
+    fn batcher(&self) -> FrameBatcher {
+        self.batcher.borrow().clone().expect("the batcher is made by `start`, before any stream opens")
+    }
+
+    fn open_stream(&self) -> (u64, StreamHandle) {
+        let id = self.next_stream.get() + 1;
+        self.next_stream.set(id);
+        let handle = StreamHandle::new();
+        self.streams.borrow_mut().push((id, handle.clone()));
+        self.last_heard.set(api::now_millis());
+        (id, handle)
+    }
+
+    fn close_stream(&self, id: u64) {
+        self.streams.borrow_mut().retain(|(open, _)| *open != id);
+    }
+
+    fn cancel_streams(&self) {
+        for (_, handle) in self.streams.borrow_mut().drain(..) {
+            handle.cancel();
+        }
+    }
+
+    /// Notes what a batch of frames means for attachment, queues it for the next animation frame, and says
+    /// whether the batch holds a terminal frame.
+    fn take_frames(&self, frames: Vec<ChatFrame>) -> bool {
+        self.last_heard.set(api::now_millis());
+        let mut terminal = false;
+        for frame in &frames {
+            match frame {
+                ChatFrame::Done(_) | ChatFrame::Error(_) => {
+                    terminal = true;
+                    if let Some(seq) = frame.seq() {
+                        self.terminal_seq.set(self.terminal_seq.get().max(seq));
+                    }
+                }
+                ChatFrame::Start(_)
+                | ChatFrame::Message(_)
+                | ChatFrame::Delta(_)
+                | ChatFrame::Thinking(_)
+                | ChatFrame::ToolDraft(_)
+                | ChatFrame::ToolArgsDelta(_)
+                | ChatFrame::Tool(_)
+                | ChatFrame::Plan(_)
+                | ChatFrame::State(_)
+                | ChatFrame::Queue(_)
+                | ChatFrame::Compaction(_)
+                | ChatFrame::Retry(_)
+                | ChatFrame::Ping => {}
+            }
+        }
+        self.batcher().push(frames);
+        terminal
+    }
+}
+
+pub fn open(page: Page, session_id: Option<String>) {
+    let (state, live) = (page.state, page.live());
+    if live.opened.borrow().as_ref() == Some(&session_id) {
+        return;
+    }
+    *live.opened.borrow_mut() = Some(session_id.clone());
+    let generation = live.generation.get() + 1;
+    live.generation.set(generation);
+    live.cancel_streams();
+    live.batcher().clear();
+    live.attached.set(None);
+    live.terminal_seq.set(0);
+    live.pause.wake();
+    state.session_id.set(session_id.clone());
+    state.chat.set(ChatSnapshot::default());
+    state.link.set(Link::Idle);
+    state.problem.set(None);
+    let Some(session_id) = session_id else { return };
+    leptos::task::spawn_local(async move {
+        let detail = api::session_detail(&session_id).await;
+        if live.generation.get() != generation {
+            return;
+        }
+        match detail {
+            Ok(detail) => {
+                let running = detail.session.status == SessionStatus::Running;
+                let last_seq = detail.last_seq;
+                state.chat.set(ChatSnapshot::from_detail(detail));
+                if running {
+                    attach(page, last_seq);
+                }
+            }
+            Err(error) => state.problem.set(Some(error.to_string())),
+        }
+    });
+}
+
+/// Follows the session's run with `GET /api/sessions/{id}/events?after=<last seq>` until a terminal frame newer
+/// than `since` has been applied, re-attaching with back-off after each failure. At most one such loop runs.
+fn attach(page: Page, since: Seq) {
+    let (state, live) = (page.state, page.live());
+    let generation = live.generation.get();
+    if live.attached.get() == Some(generation) {
+        live.pause.wake();
+        return;
+    }
+    live.attached.set(Some(generation));
+    leptos::task::spawn_local(async move {
+        let mut failures = 0;
+        while live.generation.get() == generation {
+            live.batcher().flush();
+            let after = state.chat.with_untracked(|c| c.last_seq);
+            let terminal = live.terminal_seq.get();
+            if terminal > since && after >= terminal {
+                break;
+            }
+            let Some(session_id) = state.session_id.get_untracked() else { break };
+            let (stream, handle) = live.open_stream();
+            let heard = Cell::new(false);
+            let outcome = api::events(&session_id, after, &handle, |frames| {
+                if live.generation.get() != generation {
+                    return Flow::Stop;
+                }
+                if !heard.replace(true) {
+                    state.link.set(Link::Live);
+                }
+                if live.take_frames(frames) { Flow::Stop } else { Flow::Continue }
+            })
+            .await;
+            live.close_stream(stream);
+            if live.generation.get() != generation {
+                return;
+            }
+            match outcome {
+                Ok(StreamEnd::Stopped) => break,
+                Ok(StreamEnd::Finished) => {}
+                Err(error) if error.is_transient() => {}
+                Err(error) => {
+                    state.problem.set(Some(error.to_string()));
+                    // Nothing more will come for this run; do not show it as running forever.
+                    state.chat.update(|snapshot| {
+                        snapshot.run = None;
+                        snapshot.activity = None;
+                    });
+                    break;
+                }
+            }
+            failures = if heard.get() { 1 } else { failures + 1 };
+            state.link.set(Link::Reconnecting { attempt: failures });
+            live.pause.sleep(backoff(failures)).await;
+        }
+        if live.generation.get() == generation {
+            live.attached.set(None);
+            live.batcher().flush();
+            state.link.set(Link::Idle);
+            refresh_sessions(state).await;
+        }
+    });
+}
+
+pub async fn send(page: Page, outgoing: Outgoing) {
+    let (state, live) = (page.state, page.live());
+    state.problem.set(None);
+    let session_id = match state.session_id.get_untracked() {
+        Some(id) => id,
+        None => match api::create_session().await {
+            Ok(session) => {
+                let id = session.session_id;
+                // The page already shows this (empty) session: navigating to its URL must not reload it.
+                *live.opened.borrow_mut() = Some(Some(id.clone()));
+                state.session_id.set(Some(id.clone()));
+                (live.navigate)(&format!("/s/{id}"), NavigateOptions { replace: true, ..Default::default() });
+                id
+            }
+            Err(error) => {
+                state.problem.set(Some(error.to_string()));
+                return;
+            }
+        },
+    };
+    let generation = live.generation.get();
+    let joins_run = state.busy_untracked();
+    let request = ChatRequest {
+        session_id,
+        message: outgoing.text,
+        request_id: Some(api::request_id()),
+        mode: Some(outgoing.mode),
+        plan_action: outgoing.plan_action,
+        model: state.model.get_untracked(),
+        streaming_behavior: joins_run.then_some(outgoing.behavior),
+        attachments: None,
+    };
+    live.batcher().flush();
+    let since = state.chat.with_untracked(|c| c.last_seq);
+    let mut failures = 0;
+    loop {
+        let (stream, handle) = live.open_stream();
+        let answered = Cell::new(false);
+        let mut terminal = false;
+        let outcome = api::send(&request, &handle, |frames| {
+            if live.generation.get() != generation {
+                return Flow::Stop;
+            }
+            if !answered.replace(true) && !joins_run {
+                state.link.set(Link::Live);
+                leptos::task::spawn_local(refresh_sessions(state));
+            }
+            terminal |= live.take_frames(frames);
+            // The server ends a send's stream right after the run's last frame; reading on to that end
+            // lets the request finish normally instead of being cut off.
+            Flow::Continue
+        })
+        .await;
+        live.close_stream(stream);
+        if live.generation.get() != generation {
+            return;
+        }
+        match outcome {
+            _ if terminal => break,
+            // The server has the message: whatever is missing comes from the session's log.
+            Ok(StreamEnd::Finished | StreamEnd::Stopped) => return attach(page, since),
+            Err(error) if answered.get() && error.is_transient() => return attach(page, since),
+            Err(error) if error.is_transient() => {
+                // The message may not have reached the server: the same request id makes a retry safe.
+                failures += 1;
+                state.link.set(Link::Reconnecting { attempt: failures });
+                live.pause.sleep(backoff(failures)).await;
+                if live.generation.get() != generation {
+                    return;
+                }
+            }
+            Err(error) => {
+                state.problem.set(Some(error.to_string()));
+                break;
+            }
+        }
+    }
+    live.batcher().flush();
+    if !joins_run && live.attached.get() != Some(generation) {
+        state.link.set(Link::Idle);
+    }
+    refresh_sessions(state).await;
+}
+
+pub async fn refresh_sessions(state: PageState) {
+    match api::list_sessions().await {
+        Ok(sessions) => {
+            state.now.set(api::now_millis());
+            state.sessions.set(sessions);
+        }
+        Err(error) => state.problem.set(Some(error.to_string())),
+    }
+}

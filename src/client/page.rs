@@ -1,0 +1,108 @@
+//! The page's requests as the browser makes them (`connect`): each one a call of the HTTP API whose outcome lands
+//! in the page's signals, a failure on the problem line.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos_router::NavigateOptions;
+
+use super::follow::{self, Page};
+use crate::app::{PageRequests, PageState, preselected_model};
+use crate::client::{self as api, ClientError};
+use crate::protocol::{ApprovalRequest, QuestionAnswerRequest};
+
+/// How often the sidebar's relative times are brought up to date.
+const CLOCK_TICK: Duration = Duration::from_secs(30);
+
+/// The requests of the page whose signals are `state`. Must be called inside the router: navigation to a new
+/// session's URL goes through it.
+pub fn connect(state: PageState) -> PageRequests {
+    let page = Page::new(state);
+    PageRequests {
+        start: Callback::new(move |()| start(page)),
+        open: Callback::new(move |session_id| follow::open(page, session_id)),
+        send: Callback::new(move |outgoing| leptos::task::spawn_local(follow::send(page, outgoing))),
+        stop: Callback::new(move |()| {
+            leptos::task::spawn_local(async move {
+                let Some(id) = state.session_id.get_untracked() else { return };
+                if let Err(error) = api::stop(&id).await {
+                    state.problem.set(Some(error.to_string()));
+                }
+            })
+        }),
+        answer: Callback::new(move |answer: crate::components::Answer| {
+            leptos::task::spawn_local(async move {
+                let Some(session_id) = state.session_id.get_untracked() else { return answer.sending.set(false) };
+                let request =
+                    QuestionAnswerRequest { session_id, tool_call_id: answer.tool_call_id, answer: answer.answer };
+                if let Err(error) = api::answer_question(&request).await {
+                    state.problem.set(Some(format!("The answer was not taken: {error}")));
+                    answer.sending.set(false);
+                }
+            })
+        }),
+        decide: Callback::new(move |decision: crate::components::Decision| {
+            leptos::task::spawn_local(async move {
+                let Some(session_id) = state.session_id.get_untracked() else { return decision.sending.set(false) };
+                let request =
+                    ApprovalRequest { session_id, tool_call_id: decision.tool_call_id, approve: decision.approve };
+                if let Err(error) = api::decide_approval(&request).await {
+                    state.problem.set(Some(format!("The decision was not taken: {error}")));
+                    decision.sending.set(false);
+                }
+            })
+        }),
+        rename: Callback::new(move |(session_id, title): (String, String)| {
+            leptos::task::spawn_local(async move {
+                match api::rename_session(&session_id, &title).await {
+                    Ok(renamed) => state.sessions.update(|sessions| {
+                        if let Some(entry) = sessions.iter_mut().find(|s| s.session_id == renamed.session_id) {
+                            *entry = renamed;
+                        }
+                    }),
+                    Err(error) => state.problem.set(Some(format!("Could not rename the session: {error}"))),
+                }
+            })
+        }),
+        delete: Callback::new(move |session_id| leptos::task::spawn_local(delete(page, session_id))),
+        pick_model: Callback::new(move |name: String| {
+            api::remember_model(&name);
+            state.model.set(Some(name));
+        }),
+    }
+}
+
+fn start(page: Page) {
+    let state = page.state;
+    follow::listen(page);
+    state.now.set(api::now_millis());
+    set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
+    leptos::task::spawn_local(follow::refresh_sessions(state));
+    leptos::task::spawn_local(load_models(state));
+}
+
+async fn load_models(state: PageState) {
+    match api::models().await {
+        Ok(models) => {
+            state.model.set(Some(preselected_model(&models, api::remembered_model().as_deref())));
+            state.models.set(models.models);
+        }
+        Err(error) => state.problem.set(Some(format!("Could not load the list of models: {error}"))),
+    }
+}
+
+async fn delete(page: Page, session_id: String) {
+    let state = page.state;
+    match api::delete_session(&session_id).await {
+        Ok(()) => {
+            if state.session_id.get_untracked().as_deref() == Some(session_id.as_str()) {
+                page.navigate("/", NavigateOptions::default());
+            }
+            follow::refresh_sessions(state).await;
+        }
+        Err(ClientError::Status { status: 409, .. }) => {
+            state.problem.set(Some("This session has a run in progress: stop it before deleting the session.".into()))
+        }
+        Err(error) => state.problem.set(Some(format!("Could not delete the session: {error}"))),
+    }
+}
