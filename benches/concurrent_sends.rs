@@ -16,9 +16,12 @@ use serde_json::{Value, json};
 const TOKEN: &str = "bench-token-0123456789";
 
 /// About 50 streamed pieces of text per run, 5 ms apart: a short answer at a fast model's pace.
-const SCRIPT: &str = r#"{"chunkChars": 8, "delayMs": 5, "turns": [{"text":
- "A short answer, streamed in small pieces the way a fast model writes them, so that every session's run appends a
- few dozen frames to its log while the other ninety-nine do the same thing at the same moment on two cores."}]}"#;
+const SCRIPT: &str = concat!(
+    r#"{"chunkChars": 8, "delayMs": 5, "turns": [{"text": "#,
+    r#""A short answer, streamed in small pieces the way a fast model writes them, so that every session's run "#,
+    r#"appends a few dozen frames to its log while the other ninety-nine do the same thing at the same moment.""#,
+    "}]}"
+);
 
 struct Running {
     child: std::process::Child,
@@ -51,7 +54,10 @@ fn start(binary: &Path) -> Running {
     std::io::BufReader::new(child.stdout.take().expect("stdout is piped"))
         .read_line(&mut line)
         .expect("the server prints its URL");
-    let url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("a URL line");
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("{} printed no URL (its stderr says why): {line:?}", binary.display()));
     let base = url.split("/?").next().expect("a base URL").trim_end_matches('/').to_owned();
     Running { child, base, _dir: dir }
 }

@@ -167,3 +167,31 @@ async fn sessions_are_listed_most_recent_first_and_titled_once() {
         assert_eq!(titles, [("a", "Renamed"), ("b", "Named")]);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_appends_keep_every_log_gap_free_and_a_bad_one_fails_alone() {
+    for (store, _dir) in stores() {
+        for i in 0..8 {
+            store.create_session(&format!("s{i}"), "", 1).await.unwrap();
+        }
+        let appends: Vec<_> = (0..160)
+            .map(|k| {
+                let store = store.clone();
+                tokio::spawn(async move { store.append(deltas(&format!("s{}", k % 8), None, 3)).await })
+            })
+            .collect();
+        let bad = tokio::spawn({
+            let store = store.clone();
+            async move { store.append(deltas("nope", None, 1)).await }
+        });
+        for append in futures_util::future::join_all(appends).await {
+            assert_eq!(append.unwrap().unwrap().len(), 3);
+        }
+        assert!(matches!(bad.await.unwrap(), Err(StoreError::NoSession(_))));
+        for i in 0..8 {
+            let seqs: Vec<Seq> =
+                store.frames_after(&format!("s{i}"), 0, 1000).await.unwrap().iter().map(|f| f.seq).collect();
+            assert_eq!(seqs, (1..=60).collect::<Vec<Seq>>(), "session s{i}");
+        }
+    }
+}

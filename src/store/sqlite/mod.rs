@@ -1,10 +1,11 @@
 //! `SqliteStore`: the embedded store, one SQLite file (`chatwire.db`, WAL) under the data dir.
 //!
-//! SQLite calls block, so none runs on an async worker: each goes to tokio's blocking pool. Writes share one
-//! connection (SQLite has one writer at a time anyway); reads take a connection of their own from a small pool,
-//! and in WAL mode they never wait for the writer.
+//! SQLite calls block, so none runs on an async worker: all run on tokio's blocking pool. Writes queue for the one
+//! write connection (SQLite has one writer at a time anyway), and appends that queue up commit together; reads
+//! each take a connection of their own from a small pool, and in WAL mode they never wait for the writer.
 
 mod schema;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -24,7 +25,7 @@ const IDLE_READERS: usize = 4;
 #[derive(Clone)]
 pub struct SqliteStore {
     path: PathBuf,
-    writer: Arc<Mutex<Connection>>,
+    writer: Arc<writer::Writer>,
     readers: Arc<Mutex<Vec<Connection>>>,
 }
 
@@ -49,20 +50,17 @@ impl SqliteStore {
         writer.pragma_update(None, "journal_mode", "WAL")?;
         configure(&writer)?;
         schema::migrate(&mut writer)?;
-        Ok(SqliteStore { path, writer: Arc::new(Mutex::new(writer)), readers: Arc::new(Mutex::new(Vec::new())) })
+        let writer = Arc::new(writer::Writer::new(writer, append_in));
+        Ok(SqliteStore { path, writer, readers: Arc::new(Mutex::new(Vec::new())) })
     }
 
-    /// Runs `work` on the writer connection, on a blocking thread.
+    /// Runs `work` on the write connection, in turn with the other writes.
     fn write<T, F>(&self, work: F) -> StoreFuture<'static, T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
     {
-        let writer = self.writer.clone();
-        blocking(move || {
-            let mut connection = writer.lock().expect("a panic never happens while the writer is held");
-            work(&mut connection)
-        })
+        self.writer.job(work)
     }
 
     /// Runs `work` on a reader connection, on a blocking thread.
@@ -72,7 +70,7 @@ impl SqliteStore {
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
         let (path, readers) = (self.path.clone(), self.readers.clone());
-        blocking(move || {
+        read_blocking(move || {
             let pooled = readers.lock().expect("the reader pool lock is never poisoned").pop();
             let connection = match pooled {
                 Some(connection) => connection,
@@ -93,7 +91,7 @@ impl SqliteStore {
     }
 }
 
-fn blocking<T, F>(work: F) -> StoreFuture<'static, T>
+fn read_blocking<T, F>(work: F) -> StoreFuture<'static, T>
 where
     T: Send + 'static,
     F: FnOnce() -> Result<T, StoreError> + Send + 'static,
@@ -164,41 +162,7 @@ impl Store for SqliteStore {
     }
 
     fn append(&self, append: Append) -> StoreFuture<'_, Vec<Appended>> {
-        self.write(move |c| {
-            let Append { session_id, run_id, frames, ends_run, now } = append;
-            let transaction = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let last: Option<i64> = transaction
-                .query_row("SELECT last_seq FROM sessions WHERE id = ?1", params![session_id], |row| row.get(0))
-                .optional()?;
-            let Some(mut seq) = last.map(|last| last as Seq) else { return Err(StoreError::NoSession(session_id)) };
-            let mut appended = Vec::with_capacity(frames.len());
-            let mut messages = 0_i64;
-            {
-                let mut insert = transaction.prepare_cached(
-                    "INSERT INTO frames (session_id, seq, kind, run_id, line) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?;
-                for mut frame in frames {
-                    seq += 1;
-                    frame.set_seq(seq);
-                    let kind = frame.frame_type().as_str();
-                    messages += i64::from(matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_)));
-                    let mut line = encode_frame(&frame);
-                    line.pop();
-                    insert.execute(params![session_id, seq as i64, kind, run_id, line])?;
-                    let logged = LoggedFrame { seq, kind: kind.to_owned(), run_id: run_id.clone(), line };
-                    appended.push(Appended { logged, frame });
-                }
-            }
-            transaction.execute(
-                "UPDATE sessions SET last_seq = ?2, updated_at = ?3, message_count = message_count + ?4 WHERE id = ?1",
-                params![session_id, seq as i64, now as i64, messages],
-            )?;
-            if let (Some(status), Some(run_id)) = (ends_run, &run_id) {
-                finish_run(&transaction, run_id, &session_id, status, now)?;
-            }
-            transaction.commit()?;
-            Ok(appended)
-        })
+        self.writer.append(append)
     }
 
     fn frames_after<'a>(&'a self, session_id: &'a str, after: Seq, limit: usize) -> StoreFuture<'a, Vec<LoggedFrame>> {
@@ -346,6 +310,38 @@ impl Store for SqliteStore {
     }
 }
 
+/// One append, inside the writer's transaction.
+fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, StoreError> {
+    let Append { session_id, run_id, frames, ends_run, now } = append;
+    let last: Option<i64> = connection
+        .query_row("SELECT last_seq FROM sessions WHERE id = ?1", params![session_id], |row| row.get(0))
+        .optional()?;
+    let Some(mut seq) = last.map(|last| last as Seq) else { return Err(StoreError::NoSession(session_id)) };
+    let mut appended = Vec::with_capacity(frames.len());
+    let mut messages = 0_i64;
+    let mut insert = connection
+        .prepare_cached("INSERT INTO frames (session_id, seq, kind, run_id, line) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    for mut frame in frames {
+        seq += 1;
+        frame.set_seq(seq);
+        let kind = frame.frame_type().as_str();
+        messages += i64::from(matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_)));
+        let mut line = encode_frame(&frame);
+        line.pop();
+        insert.execute(params![session_id, seq as i64, kind, run_id, line])?;
+        let logged = LoggedFrame { seq, kind: kind.to_owned(), run_id: run_id.clone(), line };
+        appended.push(Appended { logged, frame });
+    }
+    connection.execute(
+        "UPDATE sessions SET last_seq = ?2, updated_at = ?3, message_count = message_count + ?4 WHERE id = ?1",
+        params![session_id, seq as i64, now as i64, messages],
+    )?;
+    if let (Some(status), Some(run_id)) = (ends_run, &run_id) {
+        finish_run(connection, run_id, &session_id, status, now)?;
+    }
+    Ok(appended)
+}
+
 fn session(connection: &Connection, id: &str) -> Result<Option<SessionSummary>, StoreError> {
     Ok(connection
         .query_row(
@@ -427,8 +423,8 @@ mod tests {
                 .execute("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 't', 1, 1)", [])
                 .unwrap();
         }
-        let store = SqliteStore::open(dir.path()).unwrap();
-        let connection = store.writer.lock().unwrap();
+        let _store = SqliteStore::open(dir.path()).unwrap();
+        let connection = Connection::open(dir.path().join("chatwire.db")).unwrap();
         let version: u32 = connection.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
         assert_eq!(version, schema::current_version());
         let sessions: i64 = connection.query_row("SELECT count(*) FROM sessions", [], |row| row.get(0)).unwrap();
