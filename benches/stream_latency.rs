@@ -5,6 +5,9 @@
 //! of both paths and their ratio. Each delta carries the nanoseconds at which the provider emitted it, so the
 //! reader measures the whole path with one clock.
 
+// A bench is a test program: a failed unwrap ends it with the reason, which is what it should do.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -3,7 +3,7 @@
 //!
 //! Streamed frames are a few dozen bytes each, so serde's machinery (keys escaped like values, a serializer state
 //! per struct, a tag serializer wrapping every frame) cost more than the bytes themselves. The rare frames that
-//! carry nothing of a run's stream go through serde_json; `tests/ndjson.rs` checks both paths against
+//! carry nothing of a run's stream go through serde_json; `tests/suite/ndjson.rs` checks both paths against
 //! `serde_json::to_vec` for every kind of frame.
 
 use serde_json::Value;

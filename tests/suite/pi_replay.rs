@@ -3,19 +3,16 @@
 //! while the test drives the session over HTTP as the recording's client did (sends, steering, follow-ups, Stop).
 //! The session's logged frames keep the run invariants of the mapper's golden tests, end each run as the mapper
 //! alone ends the same recording, and name pi's session file.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::invariants::{assert_no_null_fields, assert_run_invariants, runs, text_parts};
+use crate::support::server::{Lines, Server, script_file};
 use chatwire::mapper::replay;
 use chatwire::ndjson::decode_all;
 use chatwire::protocol::*;
 use serde_json::{Value, json};
-use support::invariants::{assert_no_null_fields, assert_run_invariants, runs, text_parts};
-use support::server::{Lines, Server, script_file};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -74,7 +71,7 @@ fn recorded_session_files(scenario: &str) -> Vec<String> {
 
 /// The frames the mapper alone makes of the recording.
 fn mapped_alone(scenario: &str) -> Vec<ChatFrame> {
-    let mut mapper = support::mapper::deterministic_mapper("session-1");
+    let mut mapper = crate::support::mapper::deterministic_mapper("session-1");
     let (mut out, mut diagnostics) = (Vec::new(), Vec::new());
     let file = std::fs::File::open(vectors_dir().join(format!("{scenario}.jsonl"))).unwrap();
     replay(&mut mapper, file, &mut out, &mut diagnostics).unwrap();

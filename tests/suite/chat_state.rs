@@ -1,14 +1,12 @@
 //! Properties of the shared reducer (DESIGN.md §6) over generated session logs: any chunking of the NDJSON
 //! stream, re-applied `seq`s, and streams resumed mid-run all end in the snapshot of one straight pass.
 
-mod support;
-
+use crate::support::strategies::text;
 use chatwire::chat_state::{Activity, ChatSnapshot, apply};
 use chatwire::ndjson::{FrameDecoder, encode_frame_into};
 use chatwire::protocol::*;
 use proptest::collection::vec;
 use proptest::prelude::*;
-use support::strategies::text;
 
 /// One thing that happens inside a run; tool calls are picked from a small pool so that upserts collide.
 #[derive(Debug, Clone)]
@@ -46,7 +44,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::ModelMessage),
         1 => call.clone().prop_map(Step::Draft),
         2 => (call.clone(), any::<bool>(), text()).prop_map(|(call, nested, text)| Step::Args(call, nested, text)),
-        2 => (call, support::strategies::tool_state()).prop_map(|(call, state)| Step::Tool(call, state)),
+        2 => (call, crate::support::strategies::tool_state()).prop_map(|(call, state)| Step::Tool(call, state)),
         1 => vec("[a-z ]{0,6}", 0..3).prop_map(Step::Queue),
         1 => text().prop_map(Step::Steer),
         1 => (proptest::sample::select(LifecycleName::ALL.to_vec()), proptest::option::of("[a-z ]{1,8}"))

@@ -1,15 +1,14 @@
 //! MCP tools in the built-in agent, against a real MCP server over stdio (`tests/support/mcp-server.mjs`, Node):
 //! listing across pages, calls mapped to `tool-mcp__<server>__<tool>` parts, `isError`, a server that dies and is
 //! started again, Stop during a call, approval and plan mode.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::invariants::assert_run_invariants;
+use crate::support::mapper::map_until_settled;
 use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
 use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, RunControl, RunOptions};
@@ -19,8 +18,6 @@ use chatwire::runtime::provider::{ModelRequest, Provider, ProviderFuture, Stream
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
 use chatwire::runtime::tools::{CancellationToken, Workspace};
 use serde_json::{Value, json};
-use support::invariants::assert_run_invariants;
-use support::mapper::map_until_settled;
 use tokio::sync::mpsc;
 
 const TEST_SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/mcp-server.mjs");
@@ -95,7 +92,7 @@ async fn run(
     mut react: impl FnMut(&AgentEvent, &RunControl) + Send,
 ) -> Vec<ChatFrame> {
     let mut conversation = Conversation::default();
-    let mut mapper: EventMapper = support::mapper::deterministic_mapper("s");
+    let mut mapper: EventMapper = crate::support::mapper::deterministic_mapper("s");
     let (sender, mut receiver) = mpsc::unbounded_channel();
     let mut frames = mapper.open_run(RunMeta { mode: options.effective_mode(), ..RunMeta::default() });
     let run = agent.run(&mut conversation, workspace, "go".into(), options, control, &sender);

@@ -1,7 +1,5 @@
 //! The NDJSON codec: LF-only framing, chunk-safe UTF-8, line limits, and recovery after bad lines.
 
-mod support;
-
 use chatwire::ndjson::*;
 use chatwire::protocol::{ChatFrame, DeltaFrame};
 use proptest::prelude::*;
@@ -137,7 +135,7 @@ fn line_splitter_hands_out_lines_with_numbers() {
 proptest! {
     #[test]
     fn any_chunking_of_a_valid_stream_yields_the_same_frames(
-        frames in proptest::collection::vec(support::strategies::frame(), 1..12),
+        frames in proptest::collection::vec(crate::support::strategies::frame(), 1..12),
         cut_seeds in proptest::collection::vec(any::<proptest::sample::Index>(), 0..16),
         crlf in any::<bool>(),
     ) {
@@ -157,7 +155,7 @@ proptest! {
 
 proptest! {
     #[test]
-    fn the_encoder_writes_what_serde_json_writes(frame in support::strategies::frame()) {
+    fn the_encoder_writes_what_serde_json_writes(frame in crate::support::strategies::frame()) {
         let mut expected = serde_json::to_vec(&frame).expect("frames serialize");
         expected.push(b'\n');
         prop_assert_eq!(String::from_utf8(encode_frame(&frame).into_bytes()).unwrap(), String::from_utf8(expected).unwrap());

@@ -1,16 +1,13 @@
 //! `--runtime pi` against stand-ins for `pi --mode rpc` (small POSIX shell scripts): a normal run, extension status
 //! messages, and runtimes that print a non-JSON line, a line over the size limit, exit mid-run or hang — each of those
 //! ends its run with exactly one `error` frame, and the session's next run gets a fresh, working process.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::server::{Lines, Server, kind, script_file};
 use serde_json::{Value, json};
-use support::server::{Lines, Server, kind, script_file};
 
 const WAIT: Duration = Duration::from_secs(20);
 

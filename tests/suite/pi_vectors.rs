@@ -1,18 +1,15 @@
 //! The mapper over genuine pi RPC recordings: every line parses, frames match the goldens, and the run invariants hold.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::support::golden::assert_golden;
+use crate::support::invariants::{assert_no_null_fields, assert_run_invariants};
 use chatwire::mapper::{EventMapper, replay};
 use chatwire::ndjson::decode_all;
 use chatwire::protocol::*;
 use chatwire::runtime::event::AgentEvent;
 use serde_json::Value;
-use support::golden::assert_golden;
-use support::invariants::{assert_no_null_fields, assert_run_invariants};
 
 fn vectors_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors/pi-rpc")
@@ -35,7 +32,7 @@ fn recordings() -> Vec<(String, PathBuf)> {
 }
 
 fn deterministic_mapper() -> EventMapper {
-    support::mapper::deterministic_mapper("session-1")
+    crate::support::mapper::deterministic_mapper("session-1")
 }
 
 fn map_file(path: &Path) -> (String, EventMapper) {

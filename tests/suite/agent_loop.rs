@@ -1,12 +1,11 @@
 //! The built-in agent loop with the scripted provider and the real tools, mapped to frames: the demo, abort, queues,
 //! retries, plan mode.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::invariants::{assert_no_null_fields, assert_run_invariants, text_parts};
+use crate::support::mapper::map_until_settled;
 use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
 use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, RunControl, RunOptions, TodoStatus};
@@ -15,12 +14,10 @@ use chatwire::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provide
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
 use chatwire::runtime::tools::{CancellationToken, OptionalTools, SearchBackend, Workspace, find_python3};
 use serde_json::json;
-use support::invariants::{assert_no_null_fields, assert_run_invariants, text_parts};
-use support::mapper::map_until_settled;
 use tokio::sync::mpsc;
 
 fn mapper() -> EventMapper {
-    support::mapper::deterministic_mapper("s")
+    crate::support::mapper::deterministic_mapper("s")
 }
 
 fn instant(mut script: Script) -> Script {

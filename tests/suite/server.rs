@@ -1,13 +1,10 @@
 //! The HTTP server, run as the real binary on a loopback port: durable runs, gap-free resume, request ids, Stop,
 //! keepalives, restarts after a crash, and the safe defaults.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::time::{Duration, Instant};
 
+use crate::support::server::{Lines, Server, TOKEN, kind, script_file, seq};
 use serde_json::{Value, json};
-use support::server::{Lines, Server, TOKEN, kind, script_file, seq};
 
 const WAIT: Duration = Duration::from_secs(20);
 

@@ -1,12 +1,12 @@
 //! The `openai` and `anthropic` providers against fake servers on loopback that replay recorded-format streams
 //! (tests/fixtures/providers), through the agent loop and the mapper: the frames a browser would get.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::fake_openai::{FakeServer, KEY, Reply};
+use crate::support::invariants::{assert_run_invariants, text_parts};
+use crate::support::mapper::map_until_settled;
 use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
 use chatwire::runtime::agent::{Agent, AgentConfig, Conversation, RunControl, RunOptions};
@@ -17,9 +17,6 @@ use chatwire::runtime::providers::openai::OpenAiProvider;
 use chatwire::runtime::providers::{ApiKey, Endpoint, http_client};
 use chatwire::runtime::tools::Workspace;
 use serde_json::{Value, json};
-use support::fake_openai::{FakeServer, KEY, Reply};
-use support::invariants::{assert_run_invariants, text_parts};
-use support::mapper::map_until_settled;
 use tokio::sync::mpsc;
 
 impl FakeServer {
@@ -64,7 +61,7 @@ fn config() -> AgentConfig {
 }
 
 fn mapper() -> EventMapper {
-    support::mapper::deterministic_mapper("s")
+    crate::support::mapper::deterministic_mapper("s")
 }
 
 /// One session: the model's conversation, the mapper and a workspace, as the server keeps them.

@@ -3,16 +3,13 @@
 //! tests/support, registered as a pi custom provider in a temporary agent dir with `HOME` in a temporary directory:
 //! one prompt that runs `bash` and `write`, a Stop during a `sleep`, a steer, and a chatwire restart after which the
 //! session's new pi process reopens pi's session file — asserted on the frames, the files and what the model was sent.
-#![cfg(feature = "ssr")]
-
-mod support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::fake_openai::{FakeServer, Reply, openai_text, openai_tool_call};
+use crate::support::server::{Lines, Server, kind, script_file};
 use serde_json::{Value, json};
-use support::fake_openai::{FakeServer, Reply, openai_text, openai_tool_call};
-use support::server::{Lines, Server, kind, script_file};
 
 const PI_VERSION: &str = "0.73.1";
 const WAIT: Duration = Duration::from_secs(60);

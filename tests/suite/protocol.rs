@@ -1,14 +1,12 @@
 //! The wire contract: one example of every frame, part and state round-trips byte for byte; bad lines get precise errors.
 
-mod support;
-
 use std::collections::HashSet;
 
+use crate::support::golden::{assert_golden, golden_path};
 use chatwire::ndjson::encode_frame;
 use chatwire::protocol::*;
 use proptest::prelude::*;
 use serde_json::json;
-use support::golden::{assert_golden, golden_path};
 
 fn tool(name: &str, call_id: &str, state: ToolState) -> ChatToolPart {
     ChatToolPart::new(name, call_id, state)
@@ -391,7 +389,7 @@ fn bad_lines_are_rejected_with_the_line_field_and_expectation() {
 
 proptest! {
     #[test]
-    fn any_frame_round_trips(frame in support::strategies::frame()) {
+    fn any_frame_round_trips(frame in crate::support::strategies::frame()) {
         let line = encode_frame(&frame);
         prop_assert!(line.ends_with('\n'));
         prop_assert_eq!(line.matches('\n').count(), 1, "one frame is one line: {}", line);
