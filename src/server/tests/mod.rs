@@ -4,4 +4,5 @@ mod app;
 mod core;
 mod edge;
 mod gate;
+mod routes;
 mod stream;
