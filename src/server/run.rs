@@ -100,10 +100,10 @@ struct RunTask {
 
 /// How a run's terminal frame ends the run in the store.
 fn ending(frame: &ChatFrame) -> Option<RunStatus> {
-    match frame {
-        ChatFrame::Done(_) => Some(RunStatus::Done),
-        frame if frame.is_terminal() => Some(RunStatus::Failed),
-        _ => None,
+    if let ChatFrame::Done(_) = frame {
+        Some(RunStatus::Done)
+    } else {
+        frame.is_terminal().then_some(RunStatus::Failed)
     }
 }
 

@@ -46,10 +46,10 @@ pub(super) struct Kept {
 
 impl Kept {
     fn apply(&mut self, frame: &ChatFrame) {
-        match frame {
-            ChatFrame::Start(StartFrame { session_file: Some(file), .. })
-            | ChatFrame::Done(DoneFrame { session_file: Some(file), .. }) => self.session_file = Some(file.clone()),
-            _ => {}
+        if let ChatFrame::Start(StartFrame { session_file: Some(file), .. })
+        | ChatFrame::Done(DoneFrame { session_file: Some(file), .. }) = frame
+        {
+            self.session_file = Some(file.clone());
         }
         apply(&mut self.snapshot, frame);
     }
