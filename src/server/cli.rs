@@ -43,6 +43,10 @@ pub struct ServeArgs {
     /// Where sessions and logs are kept [default: the platform data dir + /chatwire].
     #[arg(long, env = "CHATWIRE_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
+    /// A PostgreSQL database for sessions and logs instead of the SQLite file in the data dir, e.g.
+    /// `postgres://chatwire@db.internal/chatwire` (one instance per database for now).
+    #[arg(long, env = "CHATWIRE_DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
     /// The directory the agent works in, shared by all sessions [default: a fresh directory per session under the data dir].
     #[arg(long, env = "CHATWIRE_WORKSPACE")]
     pub workspace: Option<PathBuf>,
@@ -188,6 +192,7 @@ impl ServeArgs {
         ServeArgs {
             addr: self.addr.or(before.addr),
             data_dir: self.data_dir.or(before.data_dir),
+            database_url: self.database_url.or(before.database_url),
             workspace: self.workspace.or(before.workspace),
             token: self.token.or(before.token),
             no_auth: self.no_auth || before.no_auth,

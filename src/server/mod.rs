@@ -124,7 +124,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
 
     let data_dir = args.data_dir();
     std::fs::create_dir_all(&data_dir).map_err(|source| StartError::DataDir { path: data_dir.clone(), source })?;
-    let store: Arc<dyn crate::store::Store> = Arc::new(crate::store::SqliteStore::open(&data_dir)?);
+    let store: Arc<dyn crate::store::Store> = match &args.database_url {
+        Some(url) => Arc::new(crate::store::PostgresStore::open(url).await?),
+        None => Arc::new(crate::store::SqliteStore::open(&data_dir)?),
+    };
     let file = self::config::ConfigFile::from_args(&args)?;
     let mcp = match (self::config::mcp_servers(file.as_ref(), &args)?, args.runtime) {
         (Some(servers), RuntimeKind::Agent) => {

@@ -3,6 +3,7 @@
 //!
 //! Frames are stored as the exact JSON line sent to viewers, so a replay is byte-identical to the live stream.
 
+pub mod postgres;
 pub mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -12,12 +13,21 @@ use std::pin::Pin;
 
 use crate::protocol::{ChatFrame, Seq, SessionStatus, SessionSummary};
 
+pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("database: {0}")]
+    Postgres(#[from] tokio_postgres::Error),
+    #[error("database connection: {0}")]
+    Pool(String),
+    #[error(
+        "another chatwire instance is using this database; several instances on one database are not supported yet"
+    )]
+    InstanceTaken,
     #[error("creating {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error("no session {0}")]

@@ -29,16 +29,19 @@ fn done(session_id: &str, run_id: &str) -> Append {
     Append { frames: vec![frame], ends_run: Some(RunStatus::Done), ..deltas(session_id, Some(run_id), 0) }
 }
 
-/// Every implementation under test, each over a fresh, empty store.
-fn stores() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
+/// Every implementation under test, each over a fresh, empty store: SQLite in a temporary directory, and a new
+/// database on the tests' PostgreSQL server.
+async fn stores() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
     let dir = tempfile::tempdir().unwrap();
     let sqlite: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).unwrap());
-    vec![(sqlite, dir)]
+    let url = super::postgres::test_server::server().fresh_database().await;
+    let postgres: Arc<dyn Store> = Arc::new(PostgresStore::open(&url).await.unwrap());
+    vec![(sqlite, dir), (postgres, tempfile::tempdir().unwrap())]
 }
 
 #[tokio::test]
 async fn appends_get_consecutive_seqs_across_batches_and_lines_carry_them() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         store.create_session("s1", "", 1).await.unwrap();
         let first = store.append(deltas("s1", Some("r1"), 3)).await.unwrap();
         let second = store.append(deltas("s1", Some("r1"), 2)).await.unwrap();
@@ -57,7 +60,7 @@ async fn appends_get_consecutive_seqs_across_batches_and_lines_carry_them() {
 
 #[tokio::test]
 async fn appending_to_a_missing_session_is_an_error() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         assert!(matches!(store.append(deltas("nope", None, 1)).await, Err(StoreError::NoSession(_))));
         assert_eq!(store.last_seq("nope").await.unwrap(), None);
     }
@@ -65,7 +68,7 @@ async fn appending_to_a_missing_session_is_an_error() {
 
 #[tokio::test]
 async fn deleting_a_session_deletes_its_log() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         store.create_session("s1", "t", 1).await.unwrap();
         store.append(deltas("s1", None, 1)).await.unwrap();
         assert!(store.delete_session("s1").await.unwrap());
@@ -77,7 +80,7 @@ async fn deleting_a_session_deletes_its_log() {
 
 #[tokio::test]
 async fn a_terminal_frame_ends_its_run_in_the_same_append() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         store.create_session("s1", "", 1).await.unwrap();
         store.start_run("r1", "s1", 1).await.unwrap();
         assert_eq!(store.session("s1").await.unwrap().unwrap().status, SessionStatus::Running);
@@ -97,7 +100,7 @@ async fn a_terminal_frame_ends_its_run_in_the_same_append() {
 
 #[tokio::test]
 async fn a_cursor_beyond_every_seq_reads_nothing() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         store.create_session("s1", "", 1).await.unwrap();
         store.append(deltas("s1", None, 1)).await.unwrap();
         assert_eq!(store.frames_after("s1", u64::MAX, 10).await.unwrap(), []);
@@ -108,7 +111,7 @@ async fn a_cursor_beyond_every_seq_reads_nothing() {
 
 #[tokio::test]
 async fn of_many_concurrent_claims_of_one_request_id_exactly_one_wins() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         store.create_session("s1", "", 1).await.unwrap();
         let claims = (0..16).map(|i| {
             let store = store.clone();
@@ -142,7 +145,7 @@ async fn of_many_concurrent_claims_of_one_request_id_exactly_one_wins() {
 
 #[tokio::test]
 async fn old_request_ids_are_forgotten_and_can_be_used_again() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         store.create_session("s1", "", 1).await.unwrap();
         let record = RequestRecord { session_id: "s1".into(), body_hash: "h".into(), run_id: "r".into(), after_seq: 0 };
         store.claim_request("old", &record, 100).await.unwrap();
@@ -155,7 +158,7 @@ async fn old_request_ids_are_forgotten_and_can_be_used_again() {
 
 #[tokio::test]
 async fn sessions_are_listed_most_recent_first_and_titled_once() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         store.create_session("a", "", 1).await.unwrap();
         store.create_session("b", "Named", 2).await.unwrap();
         store.title_if_unset("a", "From the first message").await.unwrap();
@@ -170,7 +173,7 @@ async fn sessions_are_listed_most_recent_first_and_titled_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_appends_keep_every_log_gap_free_and_a_bad_one_fails_alone() {
-    for (store, _dir) in stores() {
+    for (store, _dir) in stores().await {
         for i in 0..8 {
             store.create_session(&format!("s{i}"), "", 1).await.unwrap();
         }

@@ -1,0 +1,74 @@
+//! The PostgreSQL schema as numbered migrations, applied in order on open under an advisory lock, so that instances
+//! starting together migrate once; `chatwire_schema` says how many the database has had.
+
+use deadpool_postgres::Client;
+
+use crate::store::StoreError;
+
+/// Each entry is one migration; never edit one that has shipped, add the next instead.
+const MIGRATIONS: &[&str] = &[
+    // 1: the tables of the SQLite store, with the same meaning.
+    "CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        title TEXT NOT NULL,
+        title_is_set BOOLEAN NOT NULL DEFAULT FALSE,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'idle',
+        last_seq BIGINT NOT NULL DEFAULT 0,
+        message_count BIGINT NOT NULL DEFAULT 0
+    );
+    CREATE TABLE frames (
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        kind TEXT NOT NULL,
+        run_id TEXT,
+        line TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        status TEXT NOT NULL,
+        started_at BIGINT NOT NULL,
+        ended_at BIGINT
+    );
+    CREATE INDEX runs_by_status ON runs(status);
+    CREATE TABLE requests (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        body_hash TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        after_seq BIGINT NOT NULL,
+        created_at BIGINT NOT NULL
+    );
+    CREATE INDEX requests_by_age ON requests(created_at);",
+];
+
+/// Any fixed number: the advisory lock that makes one instance at a time migrate.
+const MIGRATION_LOCK: i64 = 0x6368_6174_7769_7265; // "chatwire"
+
+pub fn current_version() -> u32 {
+    MIGRATIONS.len() as u32
+}
+
+/// Brings the database up to the current version, all in one transaction.
+pub async fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    let transaction = client.transaction().await?;
+    transaction.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK]).await?;
+    transaction.batch_execute("CREATE TABLE IF NOT EXISTS chatwire_schema (version INTEGER NOT NULL)").await?;
+    let found: Option<i32> =
+        transaction.query_opt("SELECT version FROM chatwire_schema", &[]).await?.map(|row| row.get(0));
+    let found = found.unwrap_or(0) as u32;
+    if found > current_version() {
+        return Err(StoreError::NewerSchema { found, known: current_version() });
+    }
+    for migration in MIGRATIONS.iter().skip(found as usize) {
+        transaction.batch_execute(migration).await?;
+    }
+    let version = current_version() as i32;
+    transaction.execute("DELETE FROM chatwire_schema", &[]).await?;
+    transaction.execute("INSERT INTO chatwire_schema (version) VALUES ($1)", &[&version]).await?;
+    transaction.commit().await?;
+    Ok(())
+}
