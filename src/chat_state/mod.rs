@@ -368,9 +368,9 @@ fn streams_output(frame: &ChatFrame) -> bool {
 /// Makes `target` equal to `source`, copying only the fields that differ. Every `tool` frame repeats the call's
 /// whole input, which is usually what the part already holds: comparing it costs far less than copying it.
 fn assign_tool_part(target: &mut ChatToolPart, source: &ChatToolPart) {
-    let ChatToolPart { tool_name, tool_call_id, state, index, input, output, error_text, duration_ms, extra } = source;
-    if target.tool_name != *tool_name {
-        target.tool_name.clone_from(tool_name);
+    let ChatToolPart { kind, tool_call_id, state, index, input, output, error_text, duration_ms, extra } = source;
+    if target.kind != *kind {
+        target.kind.clone_from(kind);
     }
     if target.tool_call_id != *tool_call_id {
         target.tool_call_id.clone_from(tool_call_id);

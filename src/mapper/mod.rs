@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 pub use self::args_scanner::{ArgsScanner, ArgsText};
 pub use self::replay::{MAX_EVENT_LINE_BYTES, ReplayReport, replay};
-pub use self::tool_output::{normalize_output, tool_part_name};
+pub use self::tool_output::normalize_output;
 use crate::chat_state::{ChatSnapshot, apply};
 use crate::protocol::*;
 use crate::runtime::event::{
@@ -43,7 +43,7 @@ pub struct MapperStats {
 
 #[derive(Debug, Clone)]
 struct ToolTrack {
-    part_name: String,
+    kind: ToolKind,
     state: ToolState,
     index: Option<u32>,
     /// When the call began to execute (or its question was asked): the start of its `durationMs`.
@@ -74,7 +74,7 @@ struct RunState {
     /// Plan mode: plan frames say `mode: plan`, and a run that wrote a plan ends by asking the user to decide.
     mode: AgentMode,
     /// The checklist of the run's latest successful `todo_write`.
-    plan: Option<Vec<PlanTodo>>,
+    plan: Option<Vec<TodoItem>>,
     /// The server logged the prompt itself; pi's echo of it must not make a second `message`.
     prompt_logged: bool,
     agent_active: bool,
@@ -259,9 +259,9 @@ impl EventMapper {
                 self.track_tool(&tool_call_id, &tool_name);
                 // Without new arguments the call keeps the ones it has.
                 let input = non_null(args);
-                let part_name = &self.run_ref().tools[&tool_call_id].part_name;
+                let kind = &self.run_ref().tools[&tool_call_id].kind;
                 let known = input.as_ref().or_else(|| known_input(&self.snapshot, &tool_call_id));
-                let output = normalize_output(part_name, known.unwrap_or(&Value::Null), &partial_result, false, false);
+                let output = normalize_output(kind, known.unwrap_or(&Value::Null), &partial_result, false, false);
                 self.tool_frame(&tool_call_id, ToolState::InputAvailable, input, Some(output), None, out);
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, tool_name, result, is_error } => {
@@ -473,16 +473,12 @@ impl EventMapper {
         }
         let index = run.tool_calls_in_message;
         run.tool_calls_in_message += 1;
-        let part_name = tool_part_name(&call.name);
+        let kind = ToolKind::from_runtime_name(&call.name);
+        let part_name = kind.part_name().into_owned();
         run.tool_order.push(call.id.clone());
         run.tools.insert(
             call.id.clone(),
-            ToolTrack {
-                part_name: part_name.clone(),
-                state: ToolState::InputStreaming,
-                index: Some(index),
-                started_at: None,
-            },
+            ToolTrack { kind, state: ToolState::InputStreaming, index: Some(index), started_at: None },
         );
         let frame =
             ToolDraftFrame { seq: None, tool_call_id: call.id.clone(), tool_name: part_name, index, message_id: None };
@@ -498,7 +494,7 @@ impl EventMapper {
             run.tools.insert(
                 tool_call_id.to_owned(),
                 ToolTrack {
-                    part_name: tool_part_name(tool_name),
+                    kind: ToolKind::from_runtime_name(tool_name),
                     state: ToolState::InputStreaming,
                     index: None,
                     started_at: None,
@@ -533,7 +529,7 @@ impl EventMapper {
         // The reducer's copy of the arguments is the only one kept: a frame without new ones repeats it.
         let input = input.or_else(|| known_input(&self.snapshot, tool_call_id).cloned());
         let part = ChatToolPart {
-            tool_name: track.part_name.clone(),
+            kind: track.kind.clone(),
             tool_call_id: tool_call_id.to_owned(),
             state,
             index: track.index,
@@ -549,14 +545,13 @@ impl EventMapper {
     fn finish_tool(&mut self, tool_call_id: &str, result: &ToolResult, is_error: bool, out: &mut Vec<ChatFrame>) {
         let track = &self.run_ref().tools[tool_call_id];
         let input = known_input(&self.snapshot, tool_call_id).unwrap_or(&Value::Null);
-        let output = normalize_output(&track.part_name, input, result, true, is_error);
+        let output = normalize_output(&track.kind, input, result, true, is_error);
         let (state, error_text) = if is_error {
             // A command's output is already in `output`; its last line says why it failed ("Command aborted").
-            let message = match track.part_name.as_str() {
-                "Bash" | "IPython" => {
-                    result.text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or_default()
-                }
-                _ => result.text.as_str(),
+            let message = if track.kind.is_command() {
+                result.text.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or_default()
+            } else {
+                result.text.as_str()
             }
             .trim();
             let message = if message.is_empty() { "the tool failed".to_owned() } else { message.to_owned() };
@@ -564,14 +559,12 @@ impl EventMapper {
         } else {
             (ToolState::OutputAvailable, None)
         };
-        let todos = (!is_error && matches!(track.part_name.as_str(), "TodoWrite" | "PlanWrite"))
-            .then(|| output.get("todos").and_then(Value::as_array).cloned())
-            .flatten();
+        // The same items the TodoWrite row draws.
+        let todos = (!is_error && track.kind.is_checklist()).then(|| TodosOutput::from_output(&output)).flatten();
         self.tool_frame(tool_call_id, state, None, Some(output), error_text, out);
-        if let Some(todos) = todos {
+        if let Some(TodosOutput { todos }) = todos {
             let run = self.run_mut();
-            let todos = plan_todos(&todos);
-            let frame = plan_frame(run.mode, todos.clone(), false);
+            let frame = plan_frame(run.mode, &todos, false);
             run.plan = Some(todos);
             self.emit(frame, out);
         }
@@ -591,7 +584,7 @@ impl EventMapper {
                 run.tools.insert(
                     id.clone(),
                     ToolTrack {
-                        part_name: "Question".into(),
+                        kind: ToolKind::Question,
                         state: ToolState::InputStreaming,
                         index: None,
                         started_at: Some(asked_at),
@@ -632,7 +625,7 @@ impl EventMapper {
             && !run.aborted
             && let Some(todos) = run.plan.clone()
         {
-            self.emit(plan_frame(AgentMode::Plan, todos, true), &mut out);
+            self.emit(plan_frame(AgentMode::Plan, &todos, true), &mut out);
         }
         self.emit(lifecycle(LifecycleName::AgentSettled, None), &mut out);
         let run = self.run.take().expect("checked above");
@@ -705,22 +698,10 @@ impl EventMapper {
     }
 }
 
-/// The checklist of a `todo_write` output as plan steps.
-fn plan_todos(todos: &[Value]) -> Vec<PlanTodo> {
-    todos
-        .iter()
-        .enumerate()
-        .map(|(i, todo)| PlanTodo {
-            step: i as u32 + 1,
-            text: todo.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
-            completed: todo.get("status").and_then(Value::as_str) == Some("completed"),
-        })
-        .collect()
-}
-
 /// Plan progress; the UI's progress line reads `completed` of `total`. In agent mode the plan is executing until
 /// every step is done; in plan mode nothing executes, and `pending_decision` asks the user to execute or refine.
-fn plan_frame(mode: AgentMode, todos: Vec<PlanTodo>, pending_decision: bool) -> ChatFrame {
+fn plan_frame(mode: AgentMode, items: &[TodoItem], pending_decision: bool) -> ChatFrame {
+    let todos = PlanTodo::steps(items);
     let completed = todos.iter().filter(|todo| todo.completed).count() as u32;
     let total = todos.len() as u32;
     let executing = match mode {

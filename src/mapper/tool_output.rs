@@ -1,52 +1,25 @@
-//! Tool names as parts (`bash` → `tool-Bash`) and runtime results normalized per tool kind (DESIGN.md §2).
+//! Runtime results normalized per tool kind (DESIGN.md §2): the typed outputs of `protocol` for the built-in
+//! tools, the MCP shape, and `{ text, chart?, details? }` for the rest.
+
+use std::borrow::Cow;
 
 use serde_json::{Map, Value, json};
 
+use crate::protocol::{
+    BashOutput, EditOutput, GenericOutput, MatchesOutput, QuestionOutput, ReadOutput, ToolKind, ToolOutputView,
+    WriteOutput,
+};
 use crate::runtime::event::ToolResult;
-
-/// The `<Name>` of a tool part: the names DESIGN.md lists, MCP tools unchanged, others in PascalCase.
-pub fn tool_part_name(tool: &str) -> String {
-    let known = match tool {
-        "bash" => "Bash",
-        "read" => "Read",
-        "write" => "Write",
-        "edit" => "Edit",
-        "grep" => "Grep",
-        "glob" | "find" => "Glob",
-        "ls" => "Ls",
-        "todo_write" => "TodoWrite",
-        "plan_write" => "PlanWrite",
-        "web_search" => "WebSearch",
-        "question" | "ask_user" => "Question",
-        "task" => "Task",
-        "ipython" => "IPython",
-        _ => "",
-    };
-    if !known.is_empty() {
-        return known.to_owned();
-    }
-    if tool.starts_with("mcp__") || tool.chars().next().is_some_and(char::is_uppercase) {
-        return tool.to_owned();
-    }
-    // snake_case or kebab-case → PascalCase; nothing else is changed.
-    tool.split(['_', '-'])
-        .filter(|word| !word.is_empty())
-        .map(|word| {
-            let mut chars = word.chars();
-            chars.next().map(|first| first.to_uppercase().chain(chars).collect::<String>()).unwrap_or_default()
-        })
-        .collect()
-}
 
 /// The last line pi appends to the output of a command that failed.
 const EXIT_CODE_PREFIX: &str = "Command exited with code ";
 
 /// The `output` of a finished (or running) tool, shaped for its renderer.
-pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, finished: bool, is_error: bool) -> Value {
+pub fn normalize_output(kind: &ToolKind, args: &Value, result: &ToolResult, finished: bool, is_error: bool) -> Value {
     let details = result.details.as_ref();
-    match part_name {
+    match kind {
         // Our `ipython` tool runs like bash and reports like it: output, exit code, truncation.
-        "Bash" | "IPython" => {
+        ToolKind::Bash | ToolKind::IPython => {
             let mut output = result.text.clone();
             let mut exit_code = None;
             if let Some(at) = output.rfind(EXIT_CODE_PREFIX)
@@ -59,47 +32,46 @@ pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, fini
             if finished && !is_error && exit_code.is_none() {
                 exit_code = Some(0);
             }
-            let mut map = Map::new();
-            map.insert("output".into(), Value::String(output));
-            if let Some(code) = exit_code {
-                map.insert("exitCode".into(), code.into());
+            let truncation = details.and_then(|d| d.get("truncation")).filter(|t| !t.is_null());
+            BashOutput {
+                output: Cow::Owned(output),
+                exit_code,
+                truncated: truncation.is_some(),
+                total_bytes: truncation.and_then(|t| t.get("totalBytes")).and_then(Value::as_u64),
+                full_output_path: details
+                    .and_then(|d| d.get("fullOutputPath"))
+                    .and_then(Value::as_str)
+                    .map(Cow::Borrowed),
             }
-            insert_truncation(&mut map, details);
-            Value::Object(map)
+            .into_output()
         }
-        "Read" => {
-            let mut map = Map::new();
-            map.insert("content".into(), Value::String(result.text.clone()));
-            if details.and_then(|d| d.get("truncation")).is_some() {
-                map.insert("truncated".into(), true.into());
-            }
-            Value::Object(map)
+        ToolKind::Read => ReadOutput {
+            content: Cow::Borrowed(&result.text),
+            truncated: details.and_then(|d| d.get("truncation")).is_some(),
         }
-        "Write" => {
+        .into_output(),
+        ToolKind::Write => {
             let bytes = args.get("content").and_then(Value::as_str).map(str::len).unwrap_or(0);
-            json!({ "bytes": bytes })
+            WriteOutput { bytes: bytes as u64 }.into_output()
         }
-        "Edit" => {
-            let mut map = Map::new();
-            let diff = details.and_then(|d| d.get("diff")).and_then(Value::as_str).unwrap_or_default();
-            map.insert("diff".into(), Value::String(diff.to_owned()));
-            if let Some(line) = details.and_then(|d| d.get("firstChangedLine")).filter(|v| v.is_u64()) {
-                map.insert("firstChangedLine".into(), line.clone());
-            }
-            Value::Object(map)
+        ToolKind::Edit => EditOutput {
+            diff: Cow::Borrowed(details.and_then(|d| d.get("diff")).and_then(Value::as_str).unwrap_or_default()),
+            first_changed_line: details.and_then(|d| d.get("firstChangedLine")).and_then(Value::as_u64),
         }
-        "Grep" | "Glob" | "Ls" => {
-            let matches: Vec<Value> =
-                result.text.lines().filter(|l| !l.is_empty()).map(|l| Value::String(l.to_owned())).collect();
-            json!({ "matches": matches })
+        .into_output(),
+        ToolKind::Grep | ToolKind::Glob | ToolKind::Ls => {
+            MatchesOutput { matches: result.text.lines().filter(|l| !l.is_empty()).map(Cow::Borrowed).collect() }
+                .into_output()
         }
-        "TodoWrite" | "PlanWrite" => {
+        // The items exactly as the model wrote them (the wire keeps what it sent); readers take them as
+        // `protocol::TodosOutput`.
+        ToolKind::TodoWrite | ToolKind::PlanWrite => {
             let todos = args.get("todos").cloned().unwrap_or_else(|| Value::Array(Vec::new()));
             json!({ "todos": todos })
         }
-        "Question" => json!({ "answer": result.text }),
-        "WebSearch" => web_search_output(args, result).unwrap_or_else(|| generic_output(result)),
-        mcp if mcp.starts_with("mcp__") => {
+        ToolKind::Question => QuestionOutput { answer: Cow::Borrowed(&result.text) }.into_output(),
+        ToolKind::WebSearch => web_search_output(args, result).unwrap_or_else(|| generic_output(result)),
+        ToolKind::Mcp { .. } => {
             // An MCP result's structured content and non-text items sit beside its text, not under `details`, so the
             // result tree opens on them.
             let mut map = Map::new();
@@ -115,7 +87,9 @@ pub fn normalize_output(part_name: &str, args: &Value, result: &ToolResult, fini
             }
             Value::Object(map)
         }
-        _ => generic_output(result),
+        ToolKind::Task | ToolKind::Agent | ToolKind::Chart | ToolKind::Thinking | ToolKind::Other(_) => {
+            generic_output(result)
+        }
     }
 }
 
@@ -130,31 +104,16 @@ fn web_search_output(args: &Value, result: &ToolResult) -> Option<Value> {
 
 /// The result's text, its chart lifted to `output.chart`, and any other details as they are.
 fn generic_output(result: &ToolResult) -> Value {
-    let mut map = Map::new();
-    map.insert("text".into(), Value::String(result.text.clone()));
     // A chart in the details (our `chart` tool, or any runtime's) is lifted to `output.chart`, where the UI
     // draws it; the rest of the details stay as they were.
     let mut details = result.details.clone();
-    if let Some(chart) = details.as_mut().and_then(Value::as_object_mut).and_then(|d| d.remove("chart")) {
-        map.insert("chart".into(), chart);
+    let chart = details.as_mut().and_then(Value::as_object_mut).and_then(|d| d.remove("chart"));
+    GenericOutput {
+        text: Cow::Borrowed(&result.text),
+        chart: chart.map(Cow::Owned),
+        details: details.filter(|d| d.as_object().is_none_or(|d| !d.is_empty())).map(Cow::Owned),
     }
-    if let Some(details) = details.filter(|d| d.as_object().is_none_or(|d| !d.is_empty())) {
-        map.insert("details".into(), details);
-    }
-    Value::Object(map)
-}
-
-fn insert_truncation(map: &mut Map<String, Value>, details: Option<&Value>) {
-    let Some(details) = details else { return };
-    if let Some(truncation) = details.get("truncation").filter(|t| !t.is_null()) {
-        map.insert("truncated".into(), true.into());
-        if let Some(total) = truncation.get("totalBytes").filter(|v| v.is_u64()) {
-            map.insert("totalBytes".into(), total.clone());
-        }
-    }
-    if let Some(path) = details.get("fullOutputPath").and_then(Value::as_str) {
-        map.insert("fullOutputPath".into(), Value::String(path.to_owned()));
-    }
+    .into_output()
 }
 
 #[cfg(test)]
@@ -162,30 +121,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tool_names_follow_the_design_table() {
-        for (raw, part) in [
-            ("bash", "Bash"),
-            ("todo_write", "TodoWrite"),
-            ("web_search", "WebSearch"),
-            ("ls", "Ls"),
-            ("ask_user", "Question"),
-            ("ipython", "IPython"),
-            ("mcp__github__search_issues", "mcp__github__search_issues"),
-            ("web_fetch", "WebFetch"),
-            ("Task", "Task"),
-        ] {
-            assert_eq!(tool_part_name(raw), part, "{raw}");
-        }
-    }
-
-    #[test]
     fn a_chart_in_the_details_becomes_the_outputs_chart() {
         let chart = json!({"data": [{"y": [1, 2]}], "layout": {}});
         let result = ToolResult { text: "Showed the chart".into(), details: Some(json!({ "chart": chart })) };
-        let output = normalize_output("Chart", &Value::Null, &result, true, false);
+        let output = normalize_output(&ToolKind::Chart, &Value::Null, &result, true, false);
         assert_eq!(output, json!({"text": "Showed the chart", "chart": chart}));
         let result = ToolResult { text: "t".into(), details: Some(json!({"chart": 1, "rows": 3})) };
-        let output = normalize_output("Report", &Value::Null, &result, true, false);
+        let output = normalize_output(&"Report".into(), &Value::Null, &result, true, false);
         assert_eq!(output, json!({"text": "t", "chart": 1, "details": {"rows": 3}}));
     }
 
@@ -193,36 +135,39 @@ mod tests {
     fn an_mcp_results_structured_content_sits_beside_its_text() {
         let details = json!({"structuredContent": {"n": 1}, "content": [{"type": "image"}], "other": true});
         let result = ToolResult { text: "{\"n\":1}".into(), details: Some(details) };
-        let output = normalize_output("mcp__srv__count", &Value::Null, &result, true, false);
+        let output = normalize_output(&"mcp__srv__count".into(), &Value::Null, &result, true, false);
         assert_eq!(
             output,
             json!({"text": "{\"n\":1}", "structuredContent": {"n": 1}, "content": [{"type": "image"}],
                 "details": {"other": true}})
         );
         let plain = ToolResult { text: "hi".into(), details: None };
-        assert_eq!(normalize_output("mcp__srv__hi", &Value::Null, &plain, true, false), json!({"text": "hi"}));
+        assert_eq!(normalize_output(&"mcp__srv__hi".into(), &Value::Null, &plain, true, false), json!({"text": "hi"}));
     }
 
     #[test]
     fn bash_output_takes_the_exit_code_off_the_text() {
         let result = ToolResult { text: "boom\n\nCommand exited with code 2".into(), details: None };
-        let output = normalize_output("Bash", &Value::Null, &result, true, true);
+        let output = normalize_output(&ToolKind::Bash, &Value::Null, &result, true, true);
         assert_eq!(output, json!({"output": "boom", "exitCode": 2}));
         let ok = ToolResult { text: "hi\n".into(), details: None };
-        assert_eq!(normalize_output("Bash", &Value::Null, &ok, true, false), json!({"output": "hi\n", "exitCode": 0}));
+        assert_eq!(
+            normalize_output(&ToolKind::Bash, &Value::Null, &ok, true, false),
+            json!({"output": "hi\n", "exitCode": 0})
+        );
     }
 
     #[test]
     fn ipython_reports_like_bash() {
         let result =
             ToolResult { text: "Traceback …\nZeroDivisionError\n\nCommand exited with code 1".into(), details: None };
-        let output = normalize_output("IPython", &Value::Null, &result, true, true);
+        let output = normalize_output(&ToolKind::IPython, &Value::Null, &result, true, true);
         assert_eq!(output, json!({"output": "Traceback …\nZeroDivisionError", "exitCode": 1}));
         let details =
             json!({"truncation": {"totalBytes": 9000, "shownBytes": 10}, "fullOutputPath": ".chatwire/python-1.log"});
         let long = ToolResult { text: "tail\n".into(), details: Some(details) };
         assert_eq!(
-            normalize_output("IPython", &Value::Null, &long, true, false),
+            normalize_output(&ToolKind::IPython, &Value::Null, &long, true, false),
             json!({"output": "tail\n", "exitCode": 0, "truncated": true, "totalBytes": 9000,
                 "fullOutputPath": ".chatwire/python-1.log"})
         );
@@ -232,10 +177,10 @@ mod tests {
     fn web_search_results_come_from_the_details() {
         let results = json!([{"title": "Rust", "url": "https://www.rust-lang.org/", "snippet": "A language"}]);
         let result = ToolResult { text: "1. Rust".into(), details: Some(json!({"query": "rust", "results": results})) };
-        let output = normalize_output("WebSearch", &json!({"query": "ignored"}), &result, true, false);
+        let output = normalize_output(&ToolKind::WebSearch, &json!({"query": "ignored"}), &result, true, false);
         assert_eq!(output, json!({"query": "rust", "results": results}));
         let other = ToolResult { text: "some runtime's own text".into(), details: None };
-        let output = normalize_output("WebSearch", &json!({"query": "rust"}), &other, true, false);
+        let output = normalize_output(&ToolKind::WebSearch, &json!({"query": "rust"}), &other, true, false);
         assert_eq!(output, json!({"text": "some runtime's own text"}), "another shape keeps the generic view");
     }
 }

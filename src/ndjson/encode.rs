@@ -179,7 +179,7 @@ fn tool_part(out: &mut Vec<u8>, part: &ChatToolPart) {
     out.extend_from_slice(b"{\"type\":\"");
     // `tool-` plus the name, escaped as one string.
     out.extend_from_slice(TOOL_PART_PREFIX.as_bytes());
-    string_contents(out, &part.tool_name);
+    string_contents(out, &part.kind.part_name());
     out.push(b'"');
     key_str(out, b",\"toolCallId\":", &part.tool_call_id);
     out.extend_from_slice(b",\"state\":\"");

@@ -7,6 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::message::{ChatMessage, ChatToolPart};
+use super::tool::TodoItem;
 
 /// Position of a logged frame in its session's log: strictly +1 per frame, across runs.
 pub type Seq = u64;
@@ -317,13 +318,25 @@ pub enum AgentMode {
     Plan,
 }
 
-/// One step of a plan.
+/// One step of a plan: a checklist item ([`TodoItem`]) as `plan` frames carry it, numbered from 1 and with its
+/// status reduced to done or not (the wire shape of DESIGN.md §2's `ChatPlanState`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PlanTodo {
     pub step: u32,
     pub text: String,
     pub completed: bool,
+}
+
+impl PlanTodo {
+    /// The plan steps of a checklist.
+    pub fn steps(items: &[TodoItem]) -> Vec<PlanTodo> {
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| PlanTodo { step: i as u32 + 1, text: item.text.clone(), completed: item.is_completed() })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,6 +4,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::tool::{TodoItem, ToolKind, ToolOutputView, checklist};
+
 /// One message of the transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -143,8 +145,8 @@ impl ToolState {
 /// A tool call inside a message: `{ type: "tool-<Name>", toolCallId, state, index?, input?, output?, errorText?, ...extra }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatToolPart {
-    /// The `<Name>` of `tool-<Name>`, e.g. `Bash` or `mcp__srv__tool`.
-    pub tool_name: String,
+    /// What the tool is, parsed from the `<Name>` of `tool-<Name>` (e.g. `Bash` or `mcp__srv__tool`).
+    pub kind: ToolKind,
     pub tool_call_id: String,
     pub state: ToolState,
     pub index: Option<u32>,
@@ -165,9 +167,10 @@ pub const TOOL_PART_PREFIX: &str = "tool-";
 pub const INTERRUPTED_TOOL_ERROR: &str = "the run ended before this tool finished";
 
 impl ChatToolPart {
-    pub fn new(tool_name: impl Into<String>, tool_call_id: impl Into<String>, state: ToolState) -> Self {
+    /// A part of kind `kind` (a [`ToolKind`], or a part name such as `"Bash"`).
+    pub fn new(kind: impl Into<ToolKind>, tool_call_id: impl Into<String>, state: ToolState) -> Self {
         ChatToolPart {
-            tool_name: tool_name.into(),
+            kind: kind.into(),
             tool_call_id: tool_call_id.into(),
             state,
             index: None,
@@ -186,7 +189,44 @@ impl ChatToolPart {
 
     /// The part's wire `type`, `tool-<Name>`.
     pub fn part_type(&self) -> String {
-        format!("{TOOL_PART_PREFIX}{}", self.tool_name)
+        format!("{TOOL_PART_PREFIX}{}", self.kind.part_name())
+    }
+
+    pub fn kind(&self) -> &ToolKind {
+        &self.kind
+    }
+
+    /// The `<Name>` of `tool-<Name>`.
+    pub fn tool_name(&self) -> std::borrow::Cow<'_, str> {
+        self.kind.part_name()
+    }
+
+    /// The output as the typed view `T` (e.g. [`super::BashOutput`]); `None` without an output or when it has
+    /// another shape.
+    pub fn output_as<'a, T: ToolOutputView<'a>>(&'a self) -> Option<T> {
+        T::from_output(self.output.as_ref()?)
+    }
+
+    /// The chart any tool's output may carry (`output.chart`, a Plotly-JSON subset).
+    pub fn chart(&self) -> Option<&Value> {
+        self.output.as_ref()?.get("chart")
+    }
+
+    /// A string argument, as far as it has been written.
+    pub fn input_str(&self, key: &str) -> Option<&str> {
+        self.input.as_ref()?.get(key)?.as_str()
+    }
+
+    /// The checklist of a TodoWrite or PlanWrite call: its output's once it ran, its arguments' while the model
+    /// writes them; empty for other kinds of call.
+    pub fn checklist(&self) -> Vec<TodoItem> {
+        if !self.kind.is_checklist() {
+            return Vec::new();
+        }
+        fn todos(value: Option<&Value>) -> Option<&Value> {
+            value?.get("todos")
+        }
+        todos(self.output.as_ref()).or_else(|| todos(self.input.as_ref())).and_then(checklist).unwrap_or_default()
     }
 }
 
@@ -259,7 +299,7 @@ fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, Strin
         None => None,
     };
     Ok(ChatToolPart {
-        tool_name: tool_name.to_owned(),
+        kind: ToolKind::from_part_name(tool_name),
         tool_call_id,
         state,
         index,

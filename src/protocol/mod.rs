@@ -7,9 +7,11 @@
 mod api;
 mod frame;
 mod message;
+mod tool;
 mod validate;
 
 pub use api::*;
 pub use frame::*;
 pub use message::*;
+pub use tool::*;
 pub use validate::{FrameError, parse_frame, validate_frame};

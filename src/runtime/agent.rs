@@ -273,38 +273,7 @@ fn estimate_tokens(message: &ModelMessage) -> u64 {
     chars as u64 / 4 + 4
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TodoStatus {
-    Pending,
-    InProgress,
-    Completed,
-}
-
-impl TodoStatus {
-    fn parse(status: &str) -> Option<TodoStatus> {
-        match status {
-            "pending" => Some(TodoStatus::Pending),
-            "in_progress" => Some(TodoStatus::InProgress),
-            "completed" => Some(TodoStatus::Completed),
-            _ => None,
-        }
-    }
-
-    fn as_str(self) -> &'static str {
-        match self {
-            TodoStatus::Pending => "pending",
-            TodoStatus::InProgress => "in_progress",
-            TodoStatus::Completed => "completed",
-        }
-    }
-}
-
-/// One item of the checklist the model keeps with `todo_write`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TodoItem {
-    pub text: String,
-    pub status: TodoStatus,
-}
+pub use crate::protocol::{TodoItem, TodoStatus};
 
 impl Conversation {
     /// The plan: the checklist of the last `todo_write` that succeeded, in this run or an earlier one.
@@ -329,16 +298,7 @@ impl Conversation {
 
 /// The todos of `todo_write` arguments; `None` unless every item has a text and a known status.
 fn parse_todos(arguments: &Value) -> Option<Vec<TodoItem>> {
-    arguments
-        .get("todos")?
-        .as_array()?
-        .iter()
-        .map(|todo| {
-            let text = todo.get("text")?.as_str()?.to_owned();
-            let status = TodoStatus::parse(todo.get("status")?.as_str()?)?;
-            Some(TodoItem { text, status })
-        })
-        .collect()
+    arguments.get("todos")?.as_array()?.iter().map(TodoItem::parse_strict).collect()
 }
 
 pub struct Agent {
@@ -1223,16 +1183,14 @@ fn todo_write(arguments: &Value) -> ToolOutput {
     };
     let mut done = 0;
     for (i, todo) in todos.iter().enumerate() {
-        let text_ok = todo.get("text").is_some_and(Value::is_string);
-        let status = todo.get("status").and_then(Value::as_str).and_then(TodoStatus::parse);
-        if !text_ok || status.is_none() {
+        let Some(item) = TodoItem::parse_strict(todo) else {
             return ToolOutput {
                 text: format!("todos[{i}] needs `text` and a `status` of pending, in_progress or completed"),
                 details: None,
                 is_error: true,
             };
-        }
-        done += usize::from(status == Some(TodoStatus::Completed));
+        };
+        done += usize::from(item.is_completed());
     }
     ToolOutput {
         text: format!("Updated the checklist: {done} of {} done", todos.len()),
@@ -1262,6 +1220,20 @@ mod tests {
             tool_name: TODO_WRITE.into(),
             text: String::new(),
             is_error,
+        }
+    }
+
+    #[test]
+    fn the_agents_own_tools_are_named_as_their_kinds() {
+        use crate::protocol::ToolKind;
+        for (name, kind) in [
+            (TODO_WRITE, ToolKind::TodoWrite),
+            (QUESTION, ToolKind::Question),
+            (CHART, ToolKind::Chart),
+            (TASK, ToolKind::Task),
+        ] {
+            assert_eq!(kind.runtime_name(), Some(name));
+            assert_eq!(ToolKind::from_runtime_name(name), kind);
         }
     }
 

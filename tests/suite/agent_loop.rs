@@ -154,31 +154,34 @@ async fn the_demo_script_runs_every_tool_and_ends_with_a_markdown_answer() {
     for name in
         ["TodoWrite", "Ls", "Bash", "IPython", "Write", "Edit", "Read", "Grep", "Glob", "Question", "Chart", "Task"]
     {
-        let part = tools.iter().find(|t| t.tool_name == name).unwrap_or_else(|| panic!("no {name} part"));
+        let part = tools.iter().find(|t| t.tool_name() == name).unwrap_or_else(|| panic!("no {name} part"));
         assert_eq!(part.state, ToolState::OutputAvailable, "{name}: {:?}", part.error_text);
     }
-    let ipython = tools.iter().find(|t| t.tool_name == "IPython").unwrap();
+    let ipython = tools.iter().find(|t| t.tool_name() == "IPython").unwrap();
     let output = ipython.output.as_ref().unwrap();
     assert_eq!(output["exitCode"], 0);
     let printed = output["output"].as_str().unwrap();
     assert!(printed.starts_with("plan         1  running total 1\n"), "{printed}");
     assert!(printed.ends_with("search       2  running total 10\n'10 calls in 5 steps'\n"), "{printed}");
-    let chart = tools.iter().find(|t| t.tool_name == "Chart").unwrap();
+    let chart = tools.iter().find(|t| t.tool_name() == "Chart").unwrap();
     chatwire::chart::Chart::parse(&chart.output.as_ref().unwrap()["chart"]).expect("the demo's chart is drawable");
-    let task = tools.iter().find(|t| t.tool_name == "Task").unwrap();
+    let task = tools.iter().find(|t| t.tool_name() == "Task").unwrap();
     assert!(task.output.as_ref().unwrap()["text"].as_str().unwrap().contains("`greet` (line 4)"));
-    let children: Vec<(&str, ToolState)> = tools
+    let children: Vec<(&ToolKind, ToolState)> = tools
         .iter()
         .filter(|t| t.tool_call_id.starts_with(&format!("{}:", task.tool_call_id)))
-        .map(|t| (t.tool_name.as_str(), t.state))
+        .map(|t| (&t.kind, t.state))
         .collect();
-    assert_eq!(children, [("Grep", ToolState::OutputAvailable), ("Read", ToolState::OutputAvailable)]);
-    let task_at = tools.iter().position(|t| t.tool_name == "Task").unwrap();
+    assert_eq!(
+        children,
+        [(&ToolKind::Grep, ToolState::OutputAvailable), (&ToolKind::Read, ToolState::OutputAvailable)]
+    );
+    let task_at = tools.iter().position(|t| t.tool_name() == "Task").unwrap();
     let first_child = tools.iter().position(|t| t.tool_call_id.contains(':')).unwrap();
     assert!(task_at < first_child, "the sub-agent's calls come after their task's row");
-    let question = tools.iter().find(|t| t.tool_name == "Question").unwrap();
+    let question = tools.iter().find(|t| t.tool_name() == "Question").unwrap();
     assert_eq!(question.output.as_ref().unwrap()["answer"], "Yes, include it");
-    let edit = tools.iter().find(|t| t.tool_name == "Edit").unwrap();
+    let edit = tools.iter().find(|t| t.tool_name() == "Edit").unwrap();
     assert!(edit.output.as_ref().unwrap()["diff"].as_str().unwrap().contains("+    for name in"));
     let written = std::fs::read_to_string(dir.path().join("hello.py")).unwrap();
     assert!(written.contains(r#"["world", "chatwire", "you"]"#), "{written}");
@@ -227,7 +230,7 @@ async fn stop_during_a_command_kills_it_and_keeps_the_partial_answer() {
         })
         .collect();
     assert_eq!(queues, [1, 0], "Stop drops the waiting follow-up, and the queue says so");
-    let bash = tool_parts(&frames).into_iter().find(|t| t.tool_name == "Bash").unwrap();
+    let bash = tool_parts(&frames).into_iter().find(|t| t.tool_name() == "Bash").unwrap();
     assert_eq!(bash.state, ToolState::OutputError);
     assert_eq!(bash.error_text.as_deref(), Some("Command aborted"));
     let Some(ChatFrame::Done(done)) = frames.last() else { unreachable!() };
@@ -509,7 +512,7 @@ async fn a_write_in_plan_mode_is_refused_and_nothing_is_written() {
     assert!(!dir.path().join("touched.txt").exists());
     let tools = tool_parts(&frames);
     for name in ["Write", "Bash"] {
-        let part = tools.iter().find(|t| t.tool_name == name).unwrap();
+        let part = tools.iter().find(|t| t.tool_name() == name).unwrap();
         assert_eq!(part.state, ToolState::OutputError);
         let error = part.error_text.as_deref().unwrap();
         assert!(error.contains("not available in plan mode"), "{name}: {error}");
@@ -646,7 +649,7 @@ fn states_of(frames: &[ChatFrame], tool: &str) -> Vec<ToolState> {
     frames
         .iter()
         .filter_map(|f| match f {
-            ChatFrame::Tool(t) if t.part.tool_name == tool => Some(t.part.state),
+            ChatFrame::Tool(t) if t.part.tool_name() == tool => Some(t.part.state),
             _ => None,
         })
         .collect()
@@ -743,7 +746,7 @@ async fn an_approved_edit_is_not_applied_when_the_file_changed_while_it_waited()
     );
     assert_run_invariants("file changed", &frames);
     assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), "one\ntwo\nthree\n", "nothing written");
-    let edit = tool_parts(&frames).into_iter().find(|t| t.tool_name == "Edit").unwrap();
+    let edit = tool_parts(&frames).into_iter().find(|t| t.tool_name() == "Edit").unwrap();
     assert_eq!(edit.state, ToolState::OutputError);
     assert_eq!(edit.error_text.as_deref(), Some(chatwire::runtime::agent::FILE_CHANGED));
     let states = states_of(&frames, "Edit");
@@ -759,7 +762,7 @@ async fn an_approved_edit_is_not_applied_when_the_file_changed_while_it_waited()
     })
     .await;
     assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), "ONE\ntwo\n");
-    let edit = tool_parts(&frames).into_iter().find(|t| t.tool_name == "Edit").unwrap();
+    let edit = tool_parts(&frames).into_iter().find(|t| t.tool_name() == "Edit").unwrap();
     assert_eq!(edit.state, ToolState::OutputAvailable, "{:?}", edit.error_text);
 }
 
@@ -793,7 +796,7 @@ async fn a_sub_agents_calls_nest_under_its_task_and_wait_for_approval_like_the_a
     .await;
     assert_run_invariants("task", &frames);
     let tools = tool_parts(&frames);
-    let task = tools.iter().find(|t| t.tool_name == "Task").unwrap();
+    let task = tools.iter().find(|t| t.tool_name() == "Task").unwrap();
     assert_eq!(task.state, ToolState::OutputAvailable, "{:?}", task.error_text);
     assert_eq!(task.output.as_ref().unwrap()["text"], "Wrote note.txt.");
     let write_id = format!("{}:call_0_0", task.tool_call_id);
@@ -803,7 +806,7 @@ async fn a_sub_agents_calls_nest_under_its_task_and_wait_for_approval_like_the_a
         "the sub-agent's write waited under its nested id"
     );
     let write = tools.iter().find(|t| t.tool_call_id == write_id).unwrap();
-    assert_eq!((write.tool_name.as_str(), write.state), ("Write", ToolState::OutputAvailable));
+    assert_eq!((&write.kind, write.state), (&ToolKind::Write, ToolState::OutputAvailable));
     let question = tools.iter().find(|t| t.tool_call_id == format!("{}:call_0_1", task.tool_call_id)).unwrap();
     assert_eq!(question.state, ToolState::OutputError);
     assert_eq!(question.error_text.as_deref(), Some("`question` is not available to a sub-agent"));
@@ -881,9 +884,9 @@ async fn under_writes_ipython_waits_for_approval_and_web_search_does_not() {
     assert_run_invariants("optional tools", &frames);
     assert_eq!(*asked.lock().unwrap(), ["ipython"]);
     let tools = tool_parts(&frames);
-    let ipython = tools.iter().find(|t| t.tool_name == "IPython").unwrap();
+    let ipython = tools.iter().find(|t| t.tool_name() == "IPython").unwrap();
     assert_eq!(ipython.output, Some(json!({"output": "42\n", "exitCode": 0})));
-    let search = tools.iter().find(|t| t.tool_name == "WebSearch").unwrap();
+    let search = tools.iter().find(|t| t.tool_name() == "WebSearch").unwrap();
     assert_eq!(search.state, ToolState::OutputError, "nobody listens at the backend's address");
     assert!(search.error_text.as_deref().unwrap().starts_with("the search backend could not be reached"));
 }

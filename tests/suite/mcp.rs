@@ -151,7 +151,8 @@ async fn tools_from_every_page_are_offered_and_a_call_shows_its_input_and_struct
 
     let parts = final_parts(&frames);
     let [part] = parts.as_slice() else { panic!("{parts:?}") };
-    assert_eq!(part.tool_name, "mcp__weather__lookup");
+    assert_eq!(part.kind, ToolKind::Mcp { server: "weather".into(), tool: "lookup".into() });
+    assert_eq!(part.tool_name(), "mcp__weather__lookup");
     assert_eq!(part.state, ToolState::OutputAvailable);
     assert_eq!(part.input, Some(json!({"city": "Lisbon"})));
     let weather = json!({"city": "Lisbon", "temperature": {"value": 21.5, "unit": "C"}, "sky": "clear"});
@@ -298,7 +299,7 @@ async fn under_writes_only_tools_not_marked_read_only_wait_for_approval() {
     let add_note_states: Vec<ToolState> = frames
         .iter()
         .filter_map(|frame| match frame {
-            ChatFrame::Tool(tool) if tool.part.tool_name == "mcp__weather__add_note" => Some(tool.part.state),
+            ChatFrame::Tool(tool) if tool.part.tool_name() == "mcp__weather__add_note" => Some(tool.part.state),
             _ => None,
         })
         .collect();

@@ -58,7 +58,7 @@ pub fn tool_part() -> impl Strategy<Value = ChatToolPart> {
     )
         .prop_map(move |(name, call_id, state, index, input, output, error_text, duration_ms, extra)| {
             ChatToolPart {
-                tool_name: name,
+                kind: name.into(),
                 tool_call_id: call_id,
                 state,
                 index,

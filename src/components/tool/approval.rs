@@ -11,7 +11,7 @@ use super::ToolRowContext;
 use super::diff::{self, DiffLine};
 use super::files::DiffView;
 use super::lines::NumberedLines;
-use crate::protocol::{ChatToolPart, ToolState};
+use crate::protocol::{ChatToolPart, ToolKind, ToolState};
 
 /// An approval card's decision, as it hands it to the page.
 #[derive(Debug, Clone)]
@@ -48,28 +48,41 @@ impl Proposal {
         let input = tool.input.clone().unwrap_or(Value::Null);
         let text = |keys: &[&str]| keys.iter().find_map(|k| input.get(*k).and_then(Value::as_str)).map(str::to_owned);
         let path = || text(&["path", "file_path", "filePath"]).unwrap_or_default();
-        match tool.tool_name.as_str() {
-            "Bash" => {
+        match tool.kind() {
+            ToolKind::Bash => {
                 if let Some(command) = text(&["command", "cmd"]) {
                     return Proposal::Command(command);
                 }
             }
-            "IPython" => {
+            ToolKind::IPython => {
                 if let Some(code) = text(&["code"]) {
                     return Proposal::Code(code);
                 }
             }
-            "Edit" => {
+            ToolKind::Edit => {
                 if let (Some(old), Some(new)) = (text(&["oldText", "old_string"]), text(&["newText", "new_string"])) {
                     return Proposal::Edit { path: path(), lines: diff::replacement(&old, &new) };
                 }
             }
-            "Write" => {
+            ToolKind::Write => {
                 if let Some(content) = text(&["content"]) {
                     return Proposal::Write { path: path(), content };
                 }
             }
-            _ => {}
+            ToolKind::Read
+            | ToolKind::Grep
+            | ToolKind::Glob
+            | ToolKind::Ls
+            | ToolKind::TodoWrite
+            | ToolKind::PlanWrite
+            | ToolKind::WebSearch
+            | ToolKind::Question
+            | ToolKind::Task
+            | ToolKind::Agent
+            | ToolKind::Chart
+            | ToolKind::Thinking
+            | ToolKind::Mcp { .. }
+            | ToolKind::Other(_) => {}
         }
         Proposal::Arguments(serde_json::to_string_pretty(&input).unwrap_or_default())
     }
@@ -113,11 +126,11 @@ pub fn ApprovalCard(
         <div
             class=class
             role="group"
-            aria-label=format!("{} call awaiting approval", tool.tool_name)
+            aria-label=format!("{} call awaiting approval", tool.kind())
             data-tool-call-id=tool.tool_call_id.clone()
         >
             <p class="approval__heading">
-                <span class="tool__name">{tool.tool_name.clone()}</span>
+                <span class="tool__name">{tool.tool_name().into_owned()}</span>
                 " "
                 <span class="approval__what">{heading}</span>
             </p>

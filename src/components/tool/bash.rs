@@ -3,13 +3,11 @@
 
 use leptos::prelude::*;
 
-use crate::components::client_only::IntoRowView;
-use serde_json::Value;
-
 use super::ansi::{self, Span};
+use super::input_str;
 use super::lines::format_bytes;
-use super::{input_str, output_field};
-use crate::protocol::ChatToolPart;
+use crate::components::client_only::IntoRowView;
+use crate::protocol::{BashOutput, ChatToolPart, GenericOutput};
 
 /// Output longer than this many lines is folded to its first and last lines.
 const FOLD_LINES: usize = 40;
@@ -19,8 +17,7 @@ const TAIL_LINES: usize = 12;
 #[component]
 pub fn BashView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let command = Memo::new(move |_| part.with(|part| input_str(part, "command").unwrap_or_default()));
-    let output =
-        Memo::new(move |_| part.with(|part| output_field(part, "output").and_then(Value::as_str).map(str::to_owned)));
+    let output = Memo::new(move |_| part.with(|part| part.output_as::<BashOutput>().map(|o| o.output.into_owned())));
     view! {
         <div class="tool-bash">
             <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">"$ "</span>{move || command.get()}</pre>
@@ -36,10 +33,10 @@ pub fn IPythonView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let code = Memo::new(move |_| part.with(|part| input_str(part, "code").unwrap_or_default()));
     let output = Memo::new(move |_| {
         part.with(|part| {
-            output_field(part, "output")
-                .or_else(|| output_field(part, "text"))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+            part.output_as::<BashOutput>()
+                .map(|o| o.output)
+                .or_else(|| part.output_as::<GenericOutput>().map(|o| o.text))
+                .map(|text| text.into_owned())
         })
     });
     view! {
@@ -54,7 +51,7 @@ pub fn IPythonView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
 /// The exit code (red when not 0) and the truncation notice of a command or a Python run.
 #[component]
 fn ExitFooter(part: ReadSignal<ChatToolPart>) -> impl IntoView {
-    let exit_code = Memo::new(move |_| part.with(|part| output_field(part, "exitCode").and_then(Value::as_i64)));
+    let exit_code = Memo::new(move |_| part.with(|part| part.output_as::<BashOutput>().and_then(|o| o.exit_code)));
     let truncation = Memo::new(move |_| part.with(truncation_notice));
     view! {
         <div class="tool-bash__footer">
@@ -73,14 +70,12 @@ fn ExitFooter(part: ReadSignal<ChatToolPart>) -> impl IntoView {
 
 /// "Output truncated: 1.2 MiB in total, full output in /tmp/…"
 fn truncation_notice(part: &ChatToolPart) -> Option<String> {
-    if output_field(part, "truncated").and_then(Value::as_bool) != Some(true) {
-        return None;
-    }
+    let output = part.output_as::<BashOutput>().filter(|o| o.truncated)?;
     let mut notice = "Output truncated".to_owned();
-    if let Some(total) = output_field(part, "totalBytes").and_then(Value::as_u64) {
+    if let Some(total) = output.total_bytes {
         notice.push_str(&format!(": {} in total", format_bytes(total as usize)));
     }
-    if let Some(path) = output_field(part, "fullOutputPath").and_then(Value::as_str) {
+    if let Some(path) = output.full_output_path {
         notice.push_str(&format!("; full output in {path}"));
     }
     Some(notice)

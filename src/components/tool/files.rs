@@ -7,9 +7,9 @@ use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use super::diff::{self, DiffLine};
+use super::input_str;
 use super::lines::{NumberedLines, format_bytes, size_label};
-use super::{input_str, output_field};
-use crate::protocol::{ChatToolPart, ToolState};
+use crate::protocol::{ChatToolPart, EditOutput, ReadOutput, ToolState, WriteOutput};
 
 /// Read results longer than this many lines fold.
 const READ_FOLD_LINES: usize = 60;
@@ -44,9 +44,8 @@ pub fn ReadView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     // The tool appends "[Showing lines a-b of n. …]" to a partial read; it is shown as a notice, not as a line.
     let content = Memo::new(move |_| {
         part.with(|part| {
-            let text = output_field(part, "content").and_then(Value::as_str)?;
-            let truncated = output_field(part, "truncated").and_then(Value::as_bool) == Some(true);
-            Some(split_notice(text, truncated))
+            let read = part.output_as::<ReadOutput>()?;
+            Some(split_notice(&read.content, read.truncated))
         })
     });
     let range = Signal::derive(move || {
@@ -92,7 +91,7 @@ pub fn WriteView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let path = path_memo(part);
     let is_streaming = streaming(part);
     let content = Memo::new(move |_| part.with(|part| input_str(part, "content").unwrap_or_default()));
-    let written = Memo::new(move |_| part.with(|part| output_field(part, "bytes").and_then(Value::as_u64)));
+    let written = Memo::new(move |_| part.with(|part| part.output_as::<WriteOutput>().map(|o| o.bytes)));
     let detail = Signal::derive(move || {
         if let Some(bytes) = written.get() {
             return Some(format!("wrote {}", format_bytes(bytes as usize)));
@@ -119,7 +118,7 @@ pub fn EditView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     });
     let output_diff = Memo::new(move |_| {
         part.with(|part| {
-            output_field(part, "diff").and_then(Value::as_str).filter(|d| !d.is_empty()).map(str::to_owned)
+            part.output_as::<EditOutput>().map(|o| o.diff).filter(|d| !d.is_empty()).map(|d| d.into_owned())
         })
     });
     // While the model writes, the new text grows line by line; once the arguments are complete, the replacement

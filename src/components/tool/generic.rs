@@ -5,10 +5,10 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
+use super::input_str;
 use super::json_tree::JsonTree;
-use super::{input_str, output_field};
 use crate::components::client_only::IntoRowView;
-use crate::protocol::ChatToolPart;
+use crate::protocol::{ChatToolPart, GenericOutput};
 
 fn input_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<Value>> {
     Memo::new(move |_| part.with(|part| part.input.clone().filter(|input| !is_empty(input))))
@@ -121,7 +121,7 @@ struct SearchResult {
 }
 
 fn search_results(part: &ChatToolPart) -> Option<Vec<SearchResult>> {
-    let results = output_field(part, "results")?.as_array()?;
+    let results = part.output.as_ref()?.get("results")?.as_array()?;
     let text = |result: &Value, field: &str| result.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
     Some(
         results
@@ -167,7 +167,7 @@ fn SearchResultItem(result: SearchResult) -> impl IntoView {
 pub fn ThinkingToolView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let thought = Memo::new(move |_| {
         part.with(|part| {
-            input_str(part, "thought").or_else(|| output_field(part, "text").and_then(Value::as_str).map(str::to_owned))
+            input_str(part, "thought").or_else(|| part.output_as::<GenericOutput>().map(|o| o.text.into_owned()))
         })
     });
     view! { <p class="thinking__text">{move || thought.get().unwrap_or_default()}</p> }

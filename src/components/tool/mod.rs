@@ -1,4 +1,4 @@
-//! Tool rows: a header with the call's status and duration, and a body chosen by tool name (DESIGN.md §6): the
+//! Tool rows: a header with the call's status and duration, and a body chosen by tool kind (DESIGN.md §6): the
 //! built-in renderers, then `mcp__<server>__<tool>`, then the custom renderers registered by name, then the generic
 //! arguments/result view, which is a plain name row when the call has nothing to show.
 //!
@@ -28,9 +28,8 @@ mod todo;
 use leptos::prelude::*;
 
 use crate::components::client_only::{IntoRowView, RowView};
-use serde_json::Value;
 
-use crate::protocol::{ChatToolPart, INTERRUPTED_TOOL_ERROR, ToolState};
+use crate::protocol::{ChatToolPart, INTERRUPTED_TOOL_ERROR, ToolKind, ToolState};
 
 use approval::ApprovalCard;
 pub use approval::Decision;
@@ -124,77 +123,50 @@ pub fn format_duration(ms: u64) -> String {
     }
 }
 
-/// The renderer a tool name gets.
+/// The renderer a tool kind gets.
 #[derive(Clone)]
 pub enum Dispatch {
-    Builtin(Builtin),
-    Mcp { server: String, tool: String },
+    /// A renderer of our own; the kind is one of those [`Dispatch::resolve`] gives it to.
+    Builtin(ToolKind),
+    Mcp {
+        server: String,
+        tool: String,
+    },
     Custom(CustomRenderer),
     Generic,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Builtin {
-    Bash,
-    IPython,
-    Read,
-    Write,
-    Edit,
-    Grep,
-    Glob,
-    Ls,
-    WebSearch,
-    TodoWrite,
-    PlanWrite,
-    Question,
-    /// Task and Agent: sub-agents with their own rows.
-    Task,
-    /// The legacy `tool-Thinking` part.
-    Thinking,
-}
-
 impl Dispatch {
-    pub fn resolve(name: &str, custom: &ToolRenderers) -> Dispatch {
-        let builtin = match name {
-            "Bash" => Some(Builtin::Bash),
-            "IPython" => Some(Builtin::IPython),
-            "Read" => Some(Builtin::Read),
-            "Write" => Some(Builtin::Write),
-            "Edit" => Some(Builtin::Edit),
-            "Grep" => Some(Builtin::Grep),
-            "Glob" => Some(Builtin::Glob),
-            "Ls" => Some(Builtin::Ls),
-            "WebSearch" => Some(Builtin::WebSearch),
-            "TodoWrite" => Some(Builtin::TodoWrite),
-            "PlanWrite" => Some(Builtin::PlanWrite),
-            "Question" => Some(Builtin::Question),
-            "Task" | "Agent" => Some(Builtin::Task),
-            "Thinking" => Some(Builtin::Thinking),
-            _ => None,
-        };
-        if let Some(builtin) = builtin {
-            return Dispatch::Builtin(builtin);
-        }
-        if let Some((server, tool)) = name.strip_prefix("mcp__").and_then(|rest| rest.split_once("__"))
-            && !server.is_empty()
-            && !tool.is_empty()
-        {
-            return Dispatch::Mcp { server: server.to_owned(), tool: tool.to_owned() };
-        }
-        match custom.get(name) {
-            Some(renderer) => Dispatch::Custom(renderer),
-            None => Dispatch::Generic,
+    pub fn resolve(kind: &ToolKind, custom: &ToolRenderers) -> Dispatch {
+        match kind {
+            ToolKind::Bash
+            | ToolKind::IPython
+            | ToolKind::Read
+            | ToolKind::Write
+            | ToolKind::Edit
+            | ToolKind::Grep
+            | ToolKind::Glob
+            | ToolKind::Ls
+            | ToolKind::WebSearch
+            | ToolKind::TodoWrite
+            | ToolKind::PlanWrite
+            | ToolKind::Question
+            | ToolKind::Task
+            | ToolKind::Agent
+            | ToolKind::Thinking => Dispatch::Builtin(kind.clone()),
+            ToolKind::Mcp { server, tool } => Dispatch::Mcp { server: server.clone(), tool: tool.clone() },
+            // A chart is drawn for any tool (below the body); the `chart` tool itself has no body of its own.
+            ToolKind::Chart | ToolKind::Other(_) => match custom.get(&kind.part_name()) {
+                Some(renderer) => Dispatch::Custom(renderer),
+                None => Dispatch::Generic,
+            },
         }
     }
 }
 
 /// A string argument of the call, as far as it has been written.
 pub(crate) fn input_str(part: &ChatToolPart, key: &str) -> Option<String> {
-    part.input.as_ref()?.get(key)?.as_str().map(str::to_owned)
-}
-
-pub(crate) fn output_field<'a>(part: &'a ChatToolPart, key: &str) -> Option<&'a Value> {
-    part.output.as_ref()?.get(key)
+    part.input_str(key).map(str::to_owned)
 }
 
 /// One tool call of a message. The row's root keeps `tool tool--<state>` for styling and tests.
@@ -212,14 +184,14 @@ pub fn ToolRow(tool: ArcRwSignal<ChatToolPart>) -> impl IntoView {
 
 /// The row of a tool call, its renderer chosen by the tool's name.
 fn build_tool_row(tool: ArcRwSignal<ChatToolPart>) -> RowView {
-    let name = tool.with_untracked(|part| part.tool_name.clone());
+    let (kind, name) = tool.with_untracked(|part| (part.kind.clone(), part.tool_name().into_owned()));
     let custom = use_context::<ToolRenderers>().unwrap_or_default();
-    let dispatch = Dispatch::resolve(&name, &custom);
-    if let Dispatch::Builtin(Builtin::Task) = dispatch {
+    let dispatch = Dispatch::resolve(&kind, &custom);
+    if let Dispatch::Builtin(ToolKind::Task | ToolKind::Agent) = dispatch {
         return view! { <TaskGroup tool/> }.into_row_view();
     }
     let part = RwSignal::from(tool).read_only();
-    if let Dispatch::Builtin(Builtin::Question) = dispatch {
+    if let Dispatch::Builtin(ToolKind::Question) = dispatch {
         return (move || view! { <QuestionCard tool=part.get()/> }).into_row_view();
     }
     let carded = Memo::new(move |_| {
@@ -264,7 +236,7 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch)
             | ToolState::OutputAvailable => None,
         })
     });
-    let chart = Memo::new(move |_| part.with(|part| output_field(part, "chart").cloned()));
+    let chart = Memo::new(move |_| part.with(|part| part.chart().cloned()));
     let body = tool_body(part, &dispatch);
     view! {
         <div
@@ -287,19 +259,25 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch)
 
 fn tool_body(part: ReadSignal<ChatToolPart>, dispatch: &Dispatch) -> RowView {
     match dispatch {
-        Dispatch::Builtin(builtin) => match builtin {
-            Builtin::Bash => view! { <bash::BashView part/> }.into_row_view(),
-            Builtin::IPython => view! { <bash::IPythonView part/> }.into_row_view(),
-            Builtin::Read => view! { <files::ReadView part/> }.into_row_view(),
-            Builtin::Write => view! { <files::WriteView part/> }.into_row_view(),
-            Builtin::Edit => view! { <files::EditView part/> }.into_row_view(),
-            Builtin::Grep => view! { <search::GrepView part/> }.into_row_view(),
-            Builtin::Glob | Builtin::Ls => view! { <search::FileListView part/> }.into_row_view(),
-            Builtin::WebSearch => view! { <generic::WebSearchView part/> }.into_row_view(),
-            Builtin::TodoWrite | Builtin::PlanWrite => view! { <todo::TodoView part/> }.into_row_view(),
-            // Questions and tasks take the whole row (see `ToolRow`) and never reach this.
-            Builtin::Question | Builtin::Task => view! { <generic::GenericView part/> }.into_row_view(),
-            Builtin::Thinking => view! { <generic::ThinkingToolView part/> }.into_row_view(),
+        Dispatch::Builtin(kind) => match kind {
+            ToolKind::Bash => view! { <bash::BashView part/> }.into_row_view(),
+            ToolKind::IPython => view! { <bash::IPythonView part/> }.into_row_view(),
+            ToolKind::Read => view! { <files::ReadView part/> }.into_row_view(),
+            ToolKind::Write => view! { <files::WriteView part/> }.into_row_view(),
+            ToolKind::Edit => view! { <files::EditView part/> }.into_row_view(),
+            ToolKind::Grep => view! { <search::GrepView part/> }.into_row_view(),
+            ToolKind::Glob | ToolKind::Ls => view! { <search::FileListView part/> }.into_row_view(),
+            ToolKind::WebSearch => view! { <generic::WebSearchView part/> }.into_row_view(),
+            ToolKind::TodoWrite | ToolKind::PlanWrite => view! { <todo::TodoView part/> }.into_row_view(),
+            ToolKind::Thinking => view! { <generic::ThinkingToolView part/> }.into_row_view(),
+            // Questions and tasks take the whole row (see `ToolRow`) and never reach this; `resolve` gives the
+            // other kinds no built-in renderer.
+            ToolKind::Question
+            | ToolKind::Task
+            | ToolKind::Agent
+            | ToolKind::Chart
+            | ToolKind::Mcp { .. }
+            | ToolKind::Other(_) => view! { <generic::GenericView part/> }.into_row_view(),
         },
         Dispatch::Mcp { .. } => view! { <generic::McpView part/> }.into_row_view(),
         Dispatch::Custom(renderer) => renderer.render(part).into_row_view(),
@@ -431,14 +409,14 @@ mod tests {
     #[test]
     fn dispatch_goes_builtin_then_mcp_then_custom_then_generic() {
         let custom = ToolRenderers::default().register("Deploy", |_| ().into_any());
-        let kind = |name: &str| match Dispatch::resolve(name, &custom) {
-            Dispatch::Builtin(builtin) => format!("builtin {builtin:?}"),
+        let kind = |name: &str| match Dispatch::resolve(&ToolKind::from_part_name(name), &custom) {
+            Dispatch::Builtin(kind) => format!("builtin {kind:?}"),
             Dispatch::Mcp { server, tool } => format!("mcp {server} {tool}"),
             Dispatch::Custom(_) => "custom".to_owned(),
             Dispatch::Generic => "generic".to_owned(),
         };
         assert_eq!(kind("Bash"), "builtin Bash");
-        assert_eq!(kind("Agent"), "builtin Task");
+        assert_eq!(kind("Agent"), "builtin Agent");
         assert_eq!(kind("Glob"), "builtin Glob");
         assert_eq!(kind("mcp__github__search_issues"), "mcp github search_issues");
         assert_eq!(kind("mcp__broken"), "generic");
@@ -446,7 +424,7 @@ mod tests {
         assert_eq!(kind("WebFetch"), "generic");
         let overridden = ToolRenderers::default().register("Bash", |_| ().into_any());
         assert!(
-            matches!(Dispatch::resolve("Bash", &overridden), Dispatch::Builtin(Builtin::Bash)),
+            matches!(Dispatch::resolve(&ToolKind::Bash, &overridden), Dispatch::Builtin(ToolKind::Bash)),
             "built-ins come first"
         );
     }

@@ -12,7 +12,7 @@ use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use super::ToolRowContext;
-use crate::protocol::{AnswerKind, ChatToolPart, QuestionAnswer, SKIPPED_ANSWER, ToolState};
+use crate::protocol::{AnswerKind, ChatToolPart, QuestionAnswer, QuestionOutput, SKIPPED_ANSWER, ToolState};
 
 /// A question card's answer, as it hands it to the page.
 #[derive(Debug, Clone)]
@@ -139,8 +139,8 @@ impl QuestionOutcome {
             ToolState::InputStreaming => QuestionOutcome::Drafting,
             ToolState::InputAvailable | ToolState::ApprovalRequested => QuestionOutcome::Waiting,
             ToolState::OutputAvailable => {
-                let answer = tool.output.as_ref().and_then(|o| o.get("answer")).and_then(Value::as_str);
-                match answer {
+                let answer = tool.output_as::<QuestionOutput>();
+                match answer.as_ref().map(|o| o.answer.as_ref()) {
                     Some(SKIPPED_ANSWER) => QuestionOutcome::Skipped,
                     Some(answer) => QuestionOutcome::Answered(spec.shown_answer(answer)),
                     None => QuestionOutcome::Answered(String::new()),

@@ -7,8 +7,8 @@ use crate::components::client_only::IntoRowView;
 use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use super::{input_str, output_field};
-use crate::protocol::ChatToolPart;
+use super::input_str;
+use crate::protocol::{ChatToolPart, MatchesOutput};
 
 /// The matches of one file.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,9 +82,7 @@ pub fn highlight(text: &str, matcher: Option<&Regex>) -> Vec<(String, bool)> {
 }
 
 fn matches_of(part: &ChatToolPart) -> Option<Vec<String>> {
-    output_field(part, "matches")
-        .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+    part.output_as::<MatchesOutput>().map(|o| o.matches.into_iter().map(|line| line.into_owned()).collect())
 }
 
 fn plural(count: usize, one: &str, many: &str) -> String {

@@ -37,7 +37,7 @@ pub(super) fn tool_row(tool: ArcRwSignal<ChatToolPart>) -> RowView {
 /// The row's name and status, in the row's frame, until the renderers are there.
 fn pending_row(tool: &ArcRwSignal<ChatToolPart>) -> RowView {
     let context = use_context::<ToolRowContext>();
-    let name = tool.with_untracked(|part| part.tool_name.clone());
+    let name = tool.with_untracked(|part| part.tool_name().into_owned());
     let part = tool.clone();
     let status = Memo::new(move |_| {
         let run_active = run_active(context);

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::components::message::PartView;
 use crate::components::rows::{PartKey, PartRow};
-use crate::protocol::{ChatToolPart, ToolState};
+use crate::protocol::{ChatToolPart, GenericOutput, ToolState};
 
 /// The parts of the message being drawn, for groups that collect their children from it.
 #[derive(Clone)]
@@ -62,14 +62,12 @@ pub fn TaskGroup(
     };
     let report = move || {
         report_tool.with(|t| match t.state {
-            ToolState::OutputAvailable => {
-                t.output.as_ref().and_then(|o| o.get("text")).and_then(Value::as_str).map(str::to_owned)
-            }
+            ToolState::OutputAvailable => t.output_as::<GenericOutput>().map(|o| o.text.into_owned()),
             ToolState::OutputError | ToolState::OutputDenied => t.error_text.clone(),
             ToolState::InputStreaming | ToolState::InputAvailable | ToolState::ApprovalRequested => None,
         })
     };
-    let name = tool.with_untracked(|t| t.tool_name.clone());
+    let name = tool.with_untracked(|t| t.tool_name().into_owned());
     let state = move || tool.with(|t| t.state.as_str());
     view! {
         <details
