@@ -138,6 +138,15 @@ impl EventMapper {
         &self.snapshot
     }
 
+    /// Runs `work` with `transcript` as the mapper's own snapshot: a caller that keeps the session's transcript
+    /// itself (the server) has the mapper reduce its frames into it, so that each frame is reduced once.
+    pub fn reducing_into<T>(&mut self, transcript: &mut ChatSnapshot, work: impl FnOnce(&mut Self) -> T) -> T {
+        std::mem::swap(&mut self.snapshot, transcript);
+        let out = work(self);
+        std::mem::swap(&mut self.snapshot, transcript);
+        out
+    }
+
     fn emit(&mut self, frame: ChatFrame, out: &mut Vec<ChatFrame>) {
         apply(&mut self.snapshot, &frame);
         out.push(frame);

@@ -57,9 +57,10 @@ impl Chat {
             session_file: opening.session_file,
             session_reset: opening.session_reset,
         };
-        let frames = state.mapper.open_run(meta);
         self.store.start_run(&run_id, live.id(), now_ms()).await?;
-        self.sessions.log(live, Some(&run_id), frames, None).await?;
+        let mapper = &mut state.mapper;
+        let make = |transcript: &mut _| mapper.reducing_into(transcript, |mapper| mapper.open_run(meta));
+        self.sessions.log_reduced(live, &run_id, |_| None, make).await?;
         let (events, receiver) = mpsc::unbounded_channel();
         let control = RunControl::default();
         live.set_active(ActiveRun { run_id: run_id.clone(), control: control.clone(), events: events.clone() });
@@ -108,11 +109,13 @@ fn ending(frame: &ChatFrame) -> Option<RunStatus> {
 }
 
 impl RunTask {
-    /// Logs frames the mapper made; a batch that ends the run ends it in the same transaction. True when it did.
-    async fn record(&self, frames: Vec<ChatFrame>) -> bool {
-        let ends_run = frames.last().and_then(ending);
-        match self.chat.sessions.log(&self.live, Some(&self.run_id), frames, ends_run).await {
-            Ok(()) => ends_run.is_some(),
+    /// Logs the frames the mapper makes of `work`, reducing each once into the session's transcript; a batch that
+    /// ends the run ends it in the same transaction. True when it did.
+    async fn record(&self, mapper: &mut EventMapper, work: impl FnOnce(&mut EventMapper) -> Vec<ChatFrame>) -> bool {
+        let ends_run = |frames: &[ChatFrame]| frames.last().and_then(ending);
+        let make = |transcript: &mut _| mapper.reducing_into(transcript, work);
+        match self.chat.sessions.log_reduced(&self.live, &self.run_id, ends_run, make).await {
+            Ok(ended) => ended,
             Err(error) => {
                 tracing::error!(run = %self.run_id, "logging frames failed: {error}");
                 false
@@ -137,38 +140,40 @@ impl RunTask {
             // the runtime returns, and whatever it sent before that is drained. Events that are already waiting go
             // into one batch, one transaction.
             let end = loop {
-                let mut frames = Vec::new();
+                let mut events = Vec::new();
                 tokio::select! {
                     biased;
                     Some(event) = receiver.recv() => {
-                        mapper.map_into(event, &mut frames);
+                        events.push(event);
                         while let Ok(event) = receiver.try_recv() {
-                            mapper.map_into(event, &mut frames);
+                            events.push(event);
                         }
                     }
                     end = &mut drive => break end,
                 }
-                ended |= self.record(frames).await;
+                ended |= self.record(mapper, |mapper| map_all(mapper, events)).await;
             };
-            let mut frames = Vec::new();
-            while let Ok(event) = receiver.try_recv() {
-                mapper.map_into(event, &mut frames);
-            }
-            match end {
-                // The built-in agent settles the run with its own last event; pi's end is told here.
-                RunEnd::Settled { session_file } if mapper.is_run_open() => {
-                    frames.extend(mapper.settle_run(session_file));
+            let events: Vec<AgentEvent> = std::iter::from_fn(|| receiver.try_recv().ok()).collect();
+            let run_id = self.run_id.clone();
+            let finish = move |mapper: &mut EventMapper| {
+                let mut frames = map_all(mapper, events);
+                match end {
+                    // The built-in agent settles the run with its own last event; pi's end is told here.
+                    RunEnd::Settled { session_file } if mapper.is_run_open() => {
+                        frames.extend(mapper.settle_run(session_file));
+                    }
+                    RunEnd::Failed { message, code } if mapper.is_run_open() => {
+                        tracing::warn!(run = %run_id, "{message}");
+                        frames.extend(mapper.fail(message, code));
+                    }
+                    RunEnd::Settled { .. } | RunEnd::Failed { .. } => {}
                 }
-                RunEnd::Failed { message, code } if mapper.is_run_open() => {
-                    tracing::warn!(run = %self.run_id, "{message}");
-                    frames.extend(mapper.fail(message, code));
+                if mapper.is_run_open() {
+                    frames.extend(mapper.fail("the agent stopped without finishing its run", "runtime_exit"));
                 }
-                RunEnd::Settled { .. } | RunEnd::Failed { .. } => {}
-            }
-            if mapper.is_run_open() {
-                frames.extend(mapper.fail("the agent stopped without finishing its run", "runtime_exit"));
-            }
-            ended |= self.record(frames).await;
+                frames
+            };
+            ended |= self.record(mapper, finish).await;
             // The terminal frame could not be logged: the run still ends, so the session does not look busy.
             if !ended
                 && let Err(error) =
@@ -181,6 +186,14 @@ impl RunTask {
         drop(runtime);
         self.live.clear_active(&self.run_id);
     }
+}
+
+fn map_all(mapper: &mut EventMapper, events: Vec<AgentEvent>) -> Vec<ChatFrame> {
+    let mut frames = Vec::new();
+    for event in events {
+        mapper.map_into(event, &mut frames);
+    }
+    frames
 }
 
 /// What the transcript shows for a send: the text, or the plan action when it came without one.

@@ -46,12 +46,16 @@ pub(super) struct Kept {
 
 impl Kept {
     fn apply(&mut self, frame: &ChatFrame) {
+        self.note_session_file(frame);
+        apply(&mut self.snapshot, frame);
+    }
+
+    fn note_session_file(&mut self, frame: &ChatFrame) {
         if let ChatFrame::Start(StartFrame { session_file: Some(file), .. })
         | ChatFrame::Done(DoneFrame { session_file: Some(file), .. }) = frame
         {
             self.session_file = Some(file.clone());
         }
-        apply(&mut self.snapshot, frame);
     }
 }
 
@@ -177,8 +181,64 @@ impl SessionRegistry {
         Ok(kept)
     }
 
-    /// Appends frames to the session's log in one transaction and wakes its viewers; `ends_run` is set when the
-    /// batch ends with its run's terminal frame.
+    /// Logs the frames `make` makes, reducing each once: `make` gets the kept transcript to reduce them into (the
+    /// session's mapper does that as it makes them), and the transcript stays locked until they are logged, so
+    /// that no reader sees a frame the log does not hold. `ends_run` says whether the batch ends its run, and how.
+    /// Returns whether it did.
+    pub(super) async fn log_reduced(
+        &self,
+        live: &SessionLive,
+        run_id: &str,
+        ends_run: impl FnOnce(&[ChatFrame]) -> Option<RunStatus>,
+        make: impl FnOnce(&mut ChatSnapshot) -> Vec<ChatFrame>,
+    ) -> Result<bool, ChatError> {
+        let mut transcript = live.transcript.lock().await;
+        if transcript.is_none() {
+            *transcript = Some(self.replay(&live.id).await?);
+        }
+        let kept = transcript.as_mut().expect("built just above");
+        let frames = make(&mut kept.snapshot);
+        if frames.is_empty() {
+            return Ok(false);
+        }
+        let ends_run = ends_run(&frames);
+        self.name_after_prompt(live, &frames).await?;
+        let append =
+            Append { session_id: live.id.clone(), run_id: Some(run_id.to_owned()), frames, ends_run, now: now_ms() };
+        match self.store.append(append).await {
+            Ok(appended) => {
+                if let Some(last) = appended.last() {
+                    kept.snapshot.last_seq = last.logged.seq;
+                    live.last_seq.send_replace(last.logged.seq);
+                }
+                for frame in &appended {
+                    kept.note_session_file(&frame.frame);
+                }
+                Ok(ends_run.is_some())
+            }
+            Err(error) => {
+                // The transcript holds frames the log does not: it is rebuilt from the log when next asked for.
+                *transcript = None;
+                Err(error.into())
+            }
+        }
+    }
+
+    /// Names an unnamed session after the first user message among `frames`.
+    async fn name_after_prompt(&self, live: &SessionLive, frames: &[ChatFrame]) -> Result<(), ChatError> {
+        for frame in frames {
+            if let ChatFrame::Message(MessageFrame { message, .. }) = frame
+                && message.role == Role::User
+                && let Some(ChatMessagePart::Text(text)) = message.parts.first()
+            {
+                self.store.title_if_unset(&live.id, &title_from(&text.text)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends frames made outside a run's mapper to the session's log in one transaction and wakes its viewers;
+    /// `ends_run` is set when the batch ends with its run's terminal frame.
     pub(super) async fn log(
         &self,
         live: &SessionLive,
@@ -189,14 +249,7 @@ impl SessionRegistry {
         if frames.is_empty() {
             return Ok(());
         }
-        for frame in &frames {
-            if let ChatFrame::Message(MessageFrame { message, .. }) = frame
-                && message.role == Role::User
-                && let Some(ChatMessagePart::Text(text)) = message.parts.first()
-            {
-                self.store.title_if_unset(&live.id, &title_from(&text.text)).await?;
-            }
-        }
+        self.name_after_prompt(live, &frames).await?;
         let append =
             Append { session_id: live.id.clone(), run_id: run_id.map(str::to_owned), frames, ends_run, now: now_ms() };
         let appended = self.store.append(append).await?;

@@ -225,3 +225,29 @@ async fn sends_with_one_request_id_make_one_run_while_the_first_waits_for_its_ru
     assert_eq!(kinds.iter().filter(|kind| *kind == "start").count(), 1, "one run: {kinds:?}");
     assert!(logged_kinds(&chat, &other).await.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_read_during_a_run_holds_exactly_the_logged_frames_up_to_its_last_seq() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"{"delayMs": 1, "chunkChars": 2, "turns": [{"thinking": "Let me see.", "text": "One two three four five six seven eight nine ten."}]}"#;
+    let chat = chat_playing(script, dir.path()).await;
+    let session = chat.create_session(None).await.unwrap().session_id;
+    chat.send(request(&session, "count", None)).await.unwrap();
+    let live = chat.live(&session).await.unwrap();
+    let mut reads = 0;
+    while live.active_run_id().is_some() {
+        let detail = chat.detail(&session).await.unwrap();
+        // What a viewer that replays the log up to that seq sees.
+        let logged = chat.store.frames_after(&session, 0, detail.last_seq as usize).await.unwrap();
+        let mut replayed = crate::chat_state::ChatSnapshot::default();
+        for frame in logged.iter().filter(|frame| frame.seq <= detail.last_seq) {
+            crate::chat_state::apply(&mut replayed, &crate::protocol::parse_frame(frame.line.as_bytes()).unwrap());
+        }
+        let mut shown = detail.messages.clone();
+        shown.extend(detail.pending.clone());
+        assert_eq!(shown, replayed.messages, "a read at seq {} shows what the log holds up to it", detail.last_seq);
+        reads += 1;
+        tokio::task::yield_now().await;
+    }
+    assert!(reads > 3, "the transcript was read while the run streamed ({reads} reads)");
+}
