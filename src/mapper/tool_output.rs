@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::protocol::{
     BashOutput, EditOutput, GenericOutput, MatchesOutput, QuestionOutput, ReadOutput, ToolKind, ToolOutputView,
-    WriteOutput,
+    WebSearchOutput, WriteOutput,
 };
 use crate::runtime::event::ToolResult;
 
@@ -96,10 +96,11 @@ pub fn normalize_output(kind: &ToolKind, args: &Value, result: &ToolResult, fini
 /// `{ query, results: [{ title, url, snippet }] }` from our `web_search` tool's details; `None` for a result of
 /// another shape (another runtime's web search), which keeps the generic view.
 fn web_search_output(args: &Value, result: &ToolResult) -> Option<Value> {
-    let details = result.details.as_ref()?;
-    let results = details.get("results")?.as_array()?;
-    let query = details.get("query").or_else(|| args.get("query")).and_then(Value::as_str).unwrap_or_default();
-    Some(json!({ "query": query, "results": results }))
+    let mut output = WebSearchOutput::from_output(result.details.as_ref()?)?;
+    if output.query.is_empty() {
+        output.query = args.get("query").and_then(Value::as_str).unwrap_or_default().into();
+    }
+    Some(output.into_output())
 }
 
 /// The result's text, its chart lifted to `output.chart`, and any other details as they are.

@@ -496,6 +496,62 @@ impl<'a> ToolOutputView<'a> for QuestionOutput<'a> {
     }
 }
 
+/// One result of a web search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchResult<'a> {
+    pub title: Cow<'a, str>,
+    pub url: Cow<'a, str>,
+    pub snippet: Cow<'a, str>,
+}
+
+/// WebSearch: `{ query, results: [{ title, url, snippet }] }` (a missing field of a result reads as empty).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebSearchOutput<'a> {
+    pub query: Cow<'a, str>,
+    pub results: Vec<SearchResult<'a>>,
+}
+
+impl<'a> ToolOutputView<'a> for WebSearchOutput<'a> {
+    fn from_output(output: &'a Value) -> Option<Self> {
+        let map = object_of(output)?;
+        let text = |result: &'a Value, field: &str| {
+            Cow::Borrowed(result.get(field).and_then(Value::as_str).unwrap_or_default())
+        };
+        let results = map
+            .get("results")?
+            .as_array()?
+            .iter()
+            .map(|result| SearchResult {
+                title: text(result, "title"),
+                url: text(result, "url"),
+                snippet: text(result, "snippet"),
+            })
+            .collect();
+        Some(WebSearchOutput {
+            query: Cow::Borrowed(map.get("query").and_then(Value::as_str).unwrap_or_default()),
+            results,
+        })
+    }
+
+    fn into_output(self) -> Value {
+        let results = self
+            .results
+            .into_iter()
+            .map(|result| {
+                let mut item = Map::new();
+                item.insert("title".into(), Value::String(result.title.into_owned()));
+                item.insert("url".into(), Value::String(result.url.into_owned()));
+                item.insert("snippet".into(), Value::String(result.snippet.into_owned()));
+                Value::Object(item)
+            })
+            .collect();
+        let mut map = Map::new();
+        map.insert("query".into(), Value::String(self.query.into_owned()));
+        map.insert("results".into(), Value::Array(results));
+        Value::Object(map)
+    }
+}
+
 /// The output of a tool the design does not shape (and of MCP tools): `{ text, chart?, details? }`, where `chart`
 /// is a Plotly-JSON subset any tool may add (parsed by `crate::chart` where it is drawn).
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::input_str;
 use super::json_tree::JsonTree;
 use crate::components::client_only::IntoRowView;
-use crate::protocol::{ChatToolPart, GenericOutput};
+use crate::protocol::{ChatToolPart, GenericOutput, WebSearchOutput};
 
 fn input_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<Value>> {
     Memo::new(move |_| part.with(|part| part.input.clone().filter(|input| !is_empty(input))))
@@ -93,7 +93,7 @@ pub fn McpView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
 #[component]
 pub fn WebSearchView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let query = Memo::new(move |_| part.with(|part| input_str(part, "query")));
-    let results = Memo::new(move |_| part.with(search_results));
+    let results = Memo::new(move |_| part.with(|part| part.output_as::<WebSearchOutput>().map(owned_results)));
     let output = output_memo(part);
     view! {
         <div class="tool-generic tool-websearch">
@@ -112,7 +112,7 @@ pub fn WebSearchView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     }
 }
 
-/// One result of a web search, as `output.results` holds it.
+/// One result of a web search, owned for the view.
 #[derive(Debug, Clone, PartialEq)]
 struct SearchResult {
     title: String,
@@ -120,19 +120,16 @@ struct SearchResult {
     snippet: String,
 }
 
-fn search_results(part: &ChatToolPart) -> Option<Vec<SearchResult>> {
-    let results = part.output.as_ref()?.get("results")?.as_array()?;
-    let text = |result: &Value, field: &str| result.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
-    Some(
-        results
-            .iter()
-            .map(|result| SearchResult {
-                title: text(result, "title"),
-                url: text(result, "url"),
-                snippet: text(result, "snippet"),
-            })
-            .collect(),
-    )
+fn owned_results(output: WebSearchOutput<'_>) -> Vec<SearchResult> {
+    output
+        .results
+        .into_iter()
+        .map(|result| SearchResult {
+            title: result.title.into_owned(),
+            url: result.url.into_owned(),
+            snippet: result.snippet.into_owned(),
+        })
+        .collect()
 }
 
 /// Only web addresses become links: a search result could name a `javascript:` or `data:` URL.
