@@ -168,26 +168,11 @@ impl Live {
         self.last_heard.set(api::now_millis());
         let mut terminal = false;
         for frame in &frames {
-            match frame {
-                ChatFrame::Done(_) | ChatFrame::Error(_) => {
-                    terminal = true;
-                    if let Some(seq) = frame.seq() {
-                        self.terminal_seq.set(self.terminal_seq.get().max(seq));
-                    }
+            if frame.is_terminal() {
+                terminal = true;
+                if let Some(seq) = frame.seq() {
+                    self.terminal_seq.set(self.terminal_seq.get().max(seq));
                 }
-                ChatFrame::Start(_)
-                | ChatFrame::Message(_)
-                | ChatFrame::Delta(_)
-                | ChatFrame::Thinking(_)
-                | ChatFrame::ToolDraft(_)
-                | ChatFrame::ToolArgsDelta(_)
-                | ChatFrame::Tool(_)
-                | ChatFrame::Plan(_)
-                | ChatFrame::State(_)
-                | ChatFrame::Queue(_)
-                | ChatFrame::Compaction(_)
-                | ChatFrame::Retry(_)
-                | ChatFrame::Ping => {}
             }
         }
         self.batcher().push(frames);

@@ -134,6 +134,16 @@ impl RunStatus {
     }
 }
 
+/// A session's status as a store keeps it (`SessionStatus::as_str`); anything else reads as idle.
+fn session_status_from(text: &str) -> SessionStatus {
+    match text {
+        "running" => SessionStatus::Running,
+        "interrupted" => SessionStatus::Interrupted,
+        "failed" => SessionStatus::Failed,
+        _ => SessionStatus::Idle,
+    }
+}
+
 /// A run that was active when the server stopped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InterruptedRun {

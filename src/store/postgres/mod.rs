@@ -12,10 +12,10 @@ use tokio_postgres::types::ToSql;
 
 use super::{
     Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
-    StoreFuture,
+    StoreFuture, session_status_from,
 };
 use crate::ndjson::encode_frame;
-use crate::protocol::{ChatFrame, Seq, SessionStatus, SessionSummary};
+use crate::protocol::{ChatFrame, Seq, SessionSummary};
 
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -85,18 +85,9 @@ fn summary_from_row(row: &tokio_postgres::Row) -> SessionSummary {
         title: row.get(1),
         created_at: row.get::<_, i64>(2) as u64,
         updated_at: row.get::<_, i64>(3) as u64,
-        status: status_from(row.get(4)),
+        status: session_status_from(row.get(4)),
         message_count: row.get::<_, i64>(5) as u64,
         last_seq: row.get::<_, i64>(6) as Seq,
-    }
-}
-
-fn status_from(text: &str) -> SessionStatus {
-    match text {
-        "running" => SessionStatus::Running,
-        "interrupted" => SessionStatus::Interrupted,
-        "failed" => SessionStatus::Failed,
-        _ => SessionStatus::Idle,
     }
 }
 

@@ -14,10 +14,10 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use super::{
     Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
-    StoreFuture,
+    StoreFuture, session_status_from,
 };
 use crate::ndjson::encode_frame;
-use crate::protocol::{ChatFrame, Seq, SessionStatus, SessionSummary};
+use crate::protocol::{ChatFrame, Seq, SessionSummary};
 
 /// Reader connections kept open between reads; more are opened when more reads run at once.
 const IDLE_READERS: usize = 4;
@@ -387,22 +387,13 @@ fn finish_run(
     Ok(())
 }
 
-fn status_from(text: &str) -> SessionStatus {
-    match text {
-        "running" => SessionStatus::Running,
-        "interrupted" => SessionStatus::Interrupted,
-        "failed" => SessionStatus::Failed,
-        _ => SessionStatus::Idle,
-    }
-}
-
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {
         session_id: row.get(0)?,
         title: row.get(1)?,
         created_at: row.get::<_, i64>(2)? as u64,
         updated_at: row.get::<_, i64>(3)? as u64,
-        status: status_from(&row.get::<_, String>(4)?),
+        status: session_status_from(&row.get::<_, String>(4)?),
         message_count: row.get::<_, i64>(5)? as u64,
         last_seq: row.get::<_, i64>(6)? as Seq,
     })
