@@ -92,6 +92,9 @@ describe('chatwire page', () => {
     await question.getByRole('button', { name: 'Yes, include it' }).click();
     await page.getByText('Run it yourself:').waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 10_000 });
+    // Screen readers hear how the run ended, not every streamed token.
+    assert.equal(await page.locator('[data-testid="transcript"]').getAttribute('aria-live'), null, 'the transcript is a live region');
+    await page.locator('[data-testid="announcer"]', { hasText: 'The answer is complete.' }).waitFor({ timeout: 10_000 });
     await page.screenshot({ path: path.join(ARTIFACTS_DIR, 'demo-run.png'), fullPage: true });
     for (const tool of ['Bash', 'Write', 'Edit', 'Read', 'Grep', 'Glob', 'Ls', 'TodoWrite', 'Question']) {
       const row = answer.locator('.tool', { hasText: tool }).first();

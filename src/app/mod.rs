@@ -139,6 +139,7 @@ fn ChatPage() -> impl IntoView {
         })
     });
     let running = Signal::derive(move || state.chat.with(ChatSnapshot::is_running));
+    let last_error = Signal::derive(move || state.chat.with(|chat| chat.last_error.clone()));
     let plan = Signal::derive(move || state.chat.with(|c| c.plan.clone()));
     let queue = Signal::derive(move || state.chat.with(|c| c.queue.clone()));
     let activity = Signal::derive(move || state.chat.with(|c| c.activity.clone()));
@@ -156,7 +157,7 @@ fn ChatPage() -> impl IntoView {
             />
             <main class="chat">
                 <Transcript chat=state.chat.read_only() on_suggestion/>
-                <ActivityLine activity running output_streaming reconnecting/>
+                <ActivityLine activity running output_streaming reconnecting last_error/>
                 <Show when=move || state.problem.with(Option::is_some)>
                     <p class="chat__problem" role="alert">{move || state.problem.get()}</p>
                 </Show>

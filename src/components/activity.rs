@@ -1,6 +1,7 @@
 //! The activity line between the transcript and the composer: what the running agent is doing, in words
 //! ("Retrying 2/3 in 4 s", "Compacting context…"), or "Reconnecting…" while the page re-attaches. It exists only
-//! while a run does.
+//! while a run does. Beside it, for screen readers only, a line that says how the run ended: the transcript itself
+//! is not a live region, so streamed text is not read out token by token.
 
 use leptos::prelude::*;
 
@@ -21,9 +22,23 @@ pub fn ActivityLine(
     /// While the page re-attaches to the run, the attempt it is on; `None` while it is attached or has no run.
     #[prop(into)]
     reconnecting: Signal<Option<u32>>,
+    /// The error the last run ended with, if it failed.
+    #[prop(into)]
+    last_error: Signal<Option<String>>,
 ) -> impl IntoView {
     let label = move || activity.with(|activity| activity_label(activity.as_ref(), running.get(), reconnecting.get()));
+    let ending = RwSignal::new(String::new());
+    Effect::new(move |was_running: Option<bool>| {
+        let now_running = running.get();
+        match (was_running, now_running) {
+            (Some(true), false) => ending.set(run_ending(last_error.get_untracked().as_deref())),
+            (_, true) => ending.set(String::new()),
+            (None | Some(false), false) => {}
+        }
+        now_running
+    });
     view! {
+        <p class="visually-hidden" data-testid="announcer" role="status" aria-live="polite">{move || ending.get()}</p>
         <p class="activity" data-testid="activity" role="status" aria-live="polite">
             {move || {
                 label()
@@ -40,6 +55,14 @@ pub fn ActivityLine(
                     })
             }}
         </p>
+    }
+}
+
+/// What a screen reader is told when a run ends.
+pub fn run_ending(error: Option<&str>) -> String {
+    match error {
+        Some(error) => format!("The run failed: {error}"),
+        None => "The answer is complete.".to_owned(),
     }
 }
 
@@ -81,9 +104,18 @@ fn describe(activity: &Activity) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::activity_label;
+    use super::{activity_label, run_ending};
     use crate::chat_state::Activity;
     use crate::protocol::LifecycleName;
+
+    #[test]
+    fn a_run_ending_is_told_in_words() {
+        assert_eq!(run_ending(None), "The answer is complete.");
+        assert_eq!(
+            run_ending(Some("the model returned an empty response")),
+            "The run failed: the model returned an empty response"
+        );
+    }
 
     fn words(activity: Activity) -> Option<String> {
         activity_label(Some(&activity), true, None).map(|(text, _)| text)

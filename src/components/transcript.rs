@@ -126,7 +126,7 @@ pub fn Transcript(
         <section
             class="transcript"
             data-testid="transcript"
-            aria-live="polite"
+            aria-label="Conversation"
             node_ref=scroller
             on:scroll=on_scroll
             on:click=copy_code
