@@ -134,6 +134,11 @@ impl RunStatus {
     }
 }
 
+/// Seqs are stored as signed 64-bit integers: a cursor beyond that is beyond every frame (and must not wrap to -1).
+fn seq_cursor(after: Seq) -> i64 {
+    i64::try_from(after).unwrap_or(i64::MAX)
+}
+
 /// A session's status as a store keeps it (`SessionStatus::as_str`); anything else reads as idle.
 fn session_status_from(text: &str) -> SessionStatus {
     match text {

@@ -12,7 +12,7 @@ use tokio_postgres::types::ToSql;
 
 use super::{
     Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
-    StoreFuture, session_status_from,
+    StoreFuture, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
 use crate::protocol::{ChatFrame, Seq, SessionSummary};
@@ -39,7 +39,7 @@ impl PostgresStore {
         let config: tokio_postgres::Config =
             url.parse().map_err(|error: tokio_postgres::Error| StoreError::Pool(format!("{url}: {error}")))?;
         let manager = deadpool_postgres::Manager::from_config(
-            config,
+            config.clone(),
             NoTls,
             deadpool_postgres::ManagerConfig { recycling_method: deadpool_postgres::RecyclingMethod::Fast },
         );
@@ -54,7 +54,7 @@ impl PostgresStore {
         // hold leases on their runs: a second instance would mark the first one's runs interrupted. A session-level
         // advisory lock on a connection of its own makes a second instance refuse to start instead; it is released
         // when this instance's connection ends, however it ends.
-        let (instance, connection) = config_connect(url).await?;
+        let (instance, connection) = config.connect(NoTls).await?;
         tokio::spawn(async move {
             if let Err(error) = connection.await {
                 tracing::error!("the database connection holding the instance lock ended: {error}");
@@ -68,14 +68,7 @@ impl PostgresStore {
     }
 }
 
-async fn config_connect(
-    url: &str,
-) -> Result<
-    (tokio_postgres::Client, tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>),
-    StoreError,
-> {
-    Ok(tokio_postgres::connect(url, NoTls).await?)
-}
+const REQUEST_BY_ID: &str = "SELECT session_id, body_hash, run_id, after_seq FROM requests WHERE id = $1";
 
 const SUMMARY_COLUMNS: &str = "id, title, created_at, updated_at, status, message_count, last_seq";
 
@@ -98,11 +91,6 @@ fn request_from_row(row: &tokio_postgres::Row) -> RequestRecord {
         run_id: row.get(2),
         after_seq: row.get::<_, i64>(3) as Seq,
     }
-}
-
-/// Seqs are stored as BIGINT: a cursor beyond that is beyond every frame.
-fn seq_cursor(after: Seq) -> i64 {
-    i64::try_from(after).unwrap_or(i64::MAX)
 }
 
 async fn finish_run(
@@ -331,12 +319,7 @@ impl Store for PostgresStore {
     fn request<'a>(&'a self, request_id: &'a str) -> StoreFuture<'a, Option<RequestRecord>> {
         Box::pin(async move {
             let client = self.pool.get().await?;
-            let row = client
-                .query_opt(
-                    "SELECT session_id, body_hash, run_id, after_seq FROM requests WHERE id = $1",
-                    &[&request_id],
-                )
-                .await?;
+            let row = client.query_opt(REQUEST_BY_ID, &[&request_id]).await?;
             Ok(row.as_ref().map(request_from_row))
         })
     }
@@ -366,12 +349,7 @@ impl Store for PostgresStore {
             if inserted == 1 {
                 return Ok(RequestClaim::Claimed);
             }
-            let row = client
-                .query_opt(
-                    "SELECT session_id, body_hash, run_id, after_seq FROM requests WHERE id = $1",
-                    &[&request_id],
-                )
-                .await?;
+            let row = client.query_opt(REQUEST_BY_ID, &[&request_id]).await?;
             row.as_ref()
                 .map(request_from_row)
                 .map(RequestClaim::Taken)

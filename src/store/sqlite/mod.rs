@@ -14,7 +14,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use super::{
     Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
-    StoreFuture, session_status_from,
+    StoreFuture, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
 use crate::protocol::{ChatFrame, Seq, SessionSummary};
@@ -99,11 +99,6 @@ where
     Box::pin(
         async move { tokio::task::spawn_blocking(work).await.map_err(|error| StoreError::Task(error.to_string()))? },
     )
-}
-
-/// Seqs are stored as i64: a cursor beyond that is beyond every frame (and must not wrap to -1).
-fn seq_cursor(after: Seq) -> i64 {
-    i64::try_from(after).unwrap_or(i64::MAX)
 }
 
 impl Store for SqliteStore {
