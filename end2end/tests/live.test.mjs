@@ -233,12 +233,15 @@ describe('chatwire live client', () => {
     await page.waitForURL((url) => url.pathname === first);
     await page.locator(userMessages, { hasText: 'First session' }).waitFor();
     assert.equal(await page.locator(userMessages).count(), 1);
+    // The answer's row may be drawn a frame after the prompt's: wait for it, then compare it whole.
+    await waitForWords(page, WORDS.length, 10_000);
     assert.deepEqual(await shownWords(page), WORDS);
 
     await page.goBack();
     await page.waitForURL((url) => url.pathname === second);
     await page.locator(userMessages, { hasText: 'Second session' }).waitFor();
     assert.equal(await page.locator(userMessages).count(), 1);
+    await waitForWords(page, WORDS.length, 10_000);
     assert.deepEqual(await shownWords(page), WORDS);
 
     await page.goForward();

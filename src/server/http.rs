@@ -230,11 +230,10 @@ async fn session_events(
 /// The SSE resume header, which must be a `seq` when it is given at all.
 fn last_event_id(headers: &HeaderMap) -> Result<Option<Seq>, ApiError> {
     let mut values = headers.get_all("last-event-id").iter();
-    let (Some(value), None) = (values.next(), values.next()) else {
-        return match headers.contains_key("last-event-id") {
-            true => Err(ApiError::BadRequest("give Last-Event-ID at most once".into())),
-            false => Ok(None),
-        };
+    let value = match (values.next(), values.next()) {
+        (None, _) => return Ok(None),
+        (Some(value), None) => value,
+        (Some(_), Some(_)) => return Err(ApiError::BadRequest("give Last-Event-ID at most once".into())),
     };
     let text = value.to_str().unwrap_or_default().trim();
     text.parse().map(Some).map_err(|_| {

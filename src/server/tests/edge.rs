@@ -170,9 +170,8 @@ async fn a_cursor_past_every_seq_sends_nothing_of_the_log_then_tails() {
     for cursor in [u64::MAX.to_string(), (i64::MAX as u64 + 1).to_string(), (last + 1000).to_string()] {
         let response = app.call(events(&session, &format!("after={cursor}"))).await;
         assert_eq!(response.status(), StatusCode::OK);
-        let (chunk, mut stream) = first_chunk(response, Duration::from_secs(20)).await;
+        let (chunk, _stream) = first_chunk(response, Duration::from_secs(20)).await;
         assert_eq!(chunk, "{\"type\":\"ping\"}\n", "after={cursor}: only a keepalive, nothing of the log");
-        drop(stream.next());
     }
     // The tail goes on: a frame appended after the request reaches it.
     let response = app.call(events(&session, &format!("after={}", u64::MAX))).await;
