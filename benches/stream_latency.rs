@@ -105,7 +105,12 @@ async fn through_chatwire(events: usize, interval: Duration) -> Vec<Duration> {
         agent: Arc::new(agent),
     };
     let models = Arc::new(ModelCatalog::new(vec![entry]).unwrap());
-    let config = ChatConfig { data_dir: data.path().into(), workspace: None, keepalive: Duration::from_secs(15) };
+    let config = ChatConfig {
+        data_dir: data.path().into(),
+        workspace: None,
+        keepalive: Duration::from_secs(15),
+        lease_ttl: Duration::from_secs(15),
+    };
     let store = Arc::new(SqliteStore::open(data.path()).unwrap());
     let runtime = Arc::new(AgentRuntime::new(models.clone()));
     let chat = Chat::open(store, runtime, models, config).await.unwrap();

@@ -2,17 +2,20 @@
 //! not in HTTP responses; a response only tails a session's log.
 //!
 //! The rooms: `sessions` (each session's live state and the log every frame goes through), `send` (`POST /api/chat`,
-//! serialized per session and idempotent by request id), `run` (the task that drives one run).
+//! serialized per session and idempotent by request id), `run` (the task that drives one run), `lease` (this
+//! instance's hold on its runs, and the end of runs whose instance is gone), `relay` (controls for a run another
+//! instance owns) and `wake` (other instances' appends reaching this one's viewers).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::relay::Control;
 use super::sessions::SessionRegistry;
 use crate::protocol::*;
 use crate::runtime::Runtime;
 use crate::runtime::models::ModelCatalog;
-use crate::store::{RunStatus, Store, StoreError};
+use crate::store::{RunStatus, Store, StoreError, Wake, WakeSink};
 
 pub use super::sessions::{SessionLive, Tail};
 
@@ -31,6 +34,8 @@ pub struct ChatConfig {
     pub workspace: Option<PathBuf>,
     /// Quiet streams get a keepalive this often.
     pub keepalive: Duration,
+    /// How long a run's lease lasts unless renewed: an instance that dies has its runs ended by another within it.
+    pub lease_ttl: Duration,
 }
 
 /// Why the chat core refused or failed a request; the HTTP edge turns each into a status and `{ message }`.
@@ -50,6 +55,8 @@ pub enum ChatError {
     SessionBusy,
     #[error("request id {0} was already used with a different body")]
     RequestIdReused(String),
+    #[error("the instance running this session's run did not answer in time; try again")]
+    OwnerUnreachable,
     #[error("preparing the workspace {path}: {source}")]
     Workspace { path: String, source: std::io::Error },
     #[error("storage failed: {0}")]
@@ -66,16 +73,42 @@ pub struct Chat {
     pub(super) sessions: SessionRegistry,
     /// Cancelled when the server shuts down: every stream then ends, and its viewer resumes later by `seq`.
     pub streams_end: tokio_util::sync::CancellationToken,
+    /// This instance's name as the owner of run leases: new with every start, so a restarted instance never
+    /// mistakes a dead predecessor's runs for its own.
+    pub instance: String,
+    /// Woken when controls were posted for this instance's runs.
+    pub(super) controls_posted: tokio::sync::Notify,
+    /// Counts the answers to relayed controls, so that a waiting relay looks again.
+    pub(super) replies: tokio::sync::watch::Sender<u64>,
+    /// Woken when the wake-up listener (re)connected: every watched session is read again.
+    pub(super) resync: tokio::sync::Notify,
 }
 
 impl Chat {
-    /// Opens the chat over a store; runs the store left `running` (a crash) are closed as interrupted.
+    /// Opens the chat over a store: runs whose instance is gone are ended, and this instance starts keeping its
+    /// leases, ending dead instances' runs, and (on a shared store) listening to the other instances.
     pub async fn open(
         store: Arc<dyn Store>,
         runtime: Arc<dyn Runtime>,
         models: Arc<ModelCatalog>,
         config: ChatConfig,
     ) -> Result<Arc<Chat>, ChatError> {
+        // The sink is made before the chat (the store says whether it listens when it is given one), so it finds the
+        // chat through a cell set just after; wake-ups before that concern no session yet.
+        let cell: Arc<std::sync::OnceLock<std::sync::Weak<Chat>>> = Default::default();
+        let sink: WakeSink = Arc::new({
+            let cell = cell.clone();
+            move |wake| match cell.get().map(std::sync::Weak::upgrade) {
+                None => true,
+                Some(Some(chat)) => {
+                    chat.woken(wake);
+                    true
+                }
+                Some(None) => false,
+            }
+        });
+        // Whether other instances write to the store too: then controls are relayed and watched sessions polled.
+        let shared = store.listen(sink);
         let chat = Arc::new(Chat {
             sessions: SessionRegistry::new(store.clone()),
             store,
@@ -83,29 +116,78 @@ impl Chat {
             models,
             config,
             streams_end: Default::default(),
+            instance: new_id("instance"),
+            controls_posted: Default::default(),
+            replies: tokio::sync::watch::channel(0).0,
+            resync: Default::default(),
         });
-        for run in chat.store.running_runs().await? {
-            // A store written before terminal frames and run ends were one transaction can hold a run whose
-            // terminal frame is logged: it ended as that frame says, and gets no second one.
-            match chat.store.run_terminal_kind(&run.session_id, &run.run_id).await?.as_deref() {
-                Some(kind) => {
-                    let status = if kind == "done" { RunStatus::Done } else { RunStatus::Failed };
-                    chat.store.finish_run(&run.run_id, &run.session_id, status, now_ms()).await?;
-                }
-                None => {
-                    let frame = ChatFrame::Error(ErrorFrame {
-                        seq: None,
-                        message: "the server stopped while this run was active".into(),
-                        run_id: Some(run.run_id.clone()),
-                        code: Some("interrupted".into()),
-                    });
-                    let live = chat.live(&run.session_id).await?;
-                    chat.sessions.log(&live, Some(&run.run_id), vec![frame], Some(RunStatus::Interrupted)).await?;
-                    tracing::warn!(run = %run.run_id, session = %run.session_id, "marked a run interrupted by a restart");
-                }
-            }
+        cell.set(Arc::downgrade(&chat)).expect("the cell is set once, here");
+        chat.end_stale_runs().await?;
+        super::lease::spawn(&chat);
+        if shared {
+            super::relay::spawn(&chat);
+            super::wake::spawn(&chat);
         }
         Ok(chat)
+    }
+
+    /// Ends the run `run_id` of a session whose lease expired, once, with one interrupted error (or as its logged
+    /// terminal frame says, for a store written before the two were one transaction); false when another instance
+    /// got there first or the run had ended.
+    pub(super) async fn end_stale_run(&self, session_id: &str, run_id: &str) -> Result<bool, ChatError> {
+        let Some(lease) = self.store.take_over(run_id, session_id, &self.instance, self.config.lease_ttl).await? else {
+            return Ok(false);
+        };
+        match self.store.run_terminal_kind(session_id, run_id).await?.as_deref() {
+            Some(kind) => {
+                let status = if kind == "done" { RunStatus::Done } else { RunStatus::Failed };
+                self.store.finish_run(run_id, session_id, status, now_ms()).await?;
+            }
+            None => {
+                let frame = ChatFrame::Error(ErrorFrame {
+                    seq: None,
+                    message: "the server running this run stopped before it finished".into(),
+                    run_id: Some(run_id.to_owned()),
+                    code: Some("interrupted".into()),
+                });
+                let live = self.live(session_id).await?;
+                self.sessions.log(&live, Some(run_id), &lease, vec![frame], Some(RunStatus::Interrupted)).await?;
+                tracing::warn!(run = %run_id, session = %session_id, "ended a run whose server stopped");
+            }
+        }
+        Ok(true)
+    }
+
+    /// Ends every run whose lease expired.
+    pub(super) async fn end_stale_runs(&self) -> Result<(), ChatError> {
+        for run in self.store.stale_runs().await? {
+            self.end_stale_run(&run.session_id, &run.run_id).await?;
+        }
+        Ok(())
+    }
+
+    /// A wake-up from the store (another instance appended, posted a control, or answered one).
+    fn woken(&self, wake: Wake) {
+        match wake {
+            Wake::Appended { session_id, last_seq } => {
+                if let Some(live) = self.sessions.known(&session_id) {
+                    live.bump(last_seq);
+                }
+            }
+            Wake::Control { owner } => {
+                if owner == self.instance {
+                    self.controls_posted.notify_one();
+                }
+            }
+            Wake::Replied { .. } => {
+                self.replies.send_modify(|count| *count += 1);
+            }
+            Wake::Resync => {
+                self.resync.notify_one();
+                self.controls_posted.notify_one();
+                self.replies.send_modify(|count| *count += 1);
+            }
+        }
     }
 
     /// The live state of an existing session.
@@ -131,7 +213,8 @@ impl Chat {
 
     pub async fn delete(&self, session_id: &str) -> Result<(), ChatError> {
         let live = self.live(session_id).await?;
-        if live.active_run_id().is_some() {
+        let held_elsewhere = self.store.lease_holder(session_id).await?.is_some_and(|holder| !holder.expired);
+        if live.active_run_id().is_some() || held_elsewhere {
             return Err(ChatError::SessionBusy);
         }
         self.store.delete_session(session_id).await?;
@@ -155,20 +238,12 @@ impl Chat {
 
     /// `POST /api/chat/abort`: true when a run was stopped.
     pub async fn abort(&self, session_id: &str) -> Result<bool, ChatError> {
-        let live = self.live(session_id).await?;
-        Ok(live.with_active(|run| match run {
-            Some(run) if !run.control.cancel.is_cancelled() => {
-                run.control.cancel.cancel();
-                true
-            }
-            Some(_) | None => false,
-        }))
+        self.control(session_id, Control::Stop).await
     }
 
     /// `POST /api/chat/approval`: false when no such call is waiting for approval (any more).
     pub async fn decide(&self, session_id: &str, tool_call_id: &str, approve: bool) -> Result<bool, ChatError> {
-        let live = self.live(session_id).await?;
-        Ok(live.with_active(|run| run.is_some_and(|run| run.control.decide(tool_call_id, approve))))
+        self.control(session_id, Control::Decide { tool_call_id: tool_call_id.to_owned(), approve }).await
     }
 
     /// `POST /api/chat/question`: false when no such question is waiting.
@@ -178,7 +253,6 @@ impl Chat {
         tool_call_id: &str,
         answer: &QuestionAnswer,
     ) -> Result<bool, ChatError> {
-        let live = self.live(session_id).await?;
         let text = match answer.kind {
             AnswerKind::Skip => crate::protocol::SKIPPED_ANSWER.to_owned(),
             AnswerKind::Text => answer.text.clone().unwrap_or_default(),
@@ -190,6 +264,6 @@ impl Chat {
                 picked
             }
         };
-        Ok(live.with_active(|run| run.is_some_and(|run| run.control.answer(tool_call_id, text))))
+        self.control(session_id, Control::Answer { tool_call_id: tool_call_id.to_owned(), text }).await
     }
 }

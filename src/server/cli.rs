@@ -44,9 +44,14 @@ pub struct ServeArgs {
     #[arg(long, env = "CHATWIRE_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
     /// A PostgreSQL database for sessions and logs instead of the SQLite file in the data dir, e.g.
-    /// `postgres://chatwire@db.internal/chatwire` (one instance per database for now).
+    /// `postgres://chatwire@db.internal/chatwire`; several instances may share one (README, "Running several
+    /// instances").
     #[arg(long, env = "CHATWIRE_DATABASE_URL", hide_env_values = true)]
     pub database_url: Option<String>,
+    /// Seconds a run's lease lasts unless its server renews it: a server that dies has its runs ended by another
+    /// within this time (fractions allowed, at least 0.3).
+    #[arg(long, env = "CHATWIRE_LEASE_SECS", default_value_t = 15.0)]
+    pub lease_secs: f64,
     /// The directory the agent works in, shared by all sessions [default: a fresh directory per session under the data dir].
     #[arg(long, env = "CHATWIRE_WORKSPACE")]
     pub workspace: Option<PathBuf>,
@@ -193,6 +198,7 @@ impl ServeArgs {
             addr: self.addr.or(before.addr),
             data_dir: self.data_dir.or(before.data_dir),
             database_url: self.database_url.or(before.database_url),
+            lease_secs: self.lease_secs,
             workspace: self.workspace.or(before.workspace),
             token: self.token.or(before.token),
             no_auth: self.no_auth || before.no_auth,
@@ -218,6 +224,12 @@ impl ServeArgs {
             max_read_lines: self.max_read_lines,
             search_url: self.search_url.or(before.search_url),
         }
+    }
+
+    /// How long a run's lease lasts (`--lease-secs`, never under 0.3 s).
+    pub fn lease_ttl(&self) -> std::time::Duration {
+        let secs = if self.lease_secs.is_finite() { self.lease_secs.max(0.3) } else { 15.0 };
+        std::time::Duration::from_secs_f64(secs)
     }
 
     /// The approval policy: as given, else none on a loopback address (the person at the keyboard started the

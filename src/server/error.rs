@@ -28,6 +28,8 @@ pub enum ApiError {
     UnsupportedMediaType(String),
     #[error("{0}")]
     Unprocessable(String),
+    #[error("{0}")]
+    Unavailable(String),
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
     #[error("internal error: {0}")]
@@ -46,6 +48,7 @@ impl ApiError {
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Store(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -62,6 +65,7 @@ impl From<ChatError> for ApiError {
             ChatError::RunInProgress | ChatError::SessionBusy => ApiError::Conflict(message),
             ChatError::RequestIdReused(_) => ApiError::Unprocessable(message),
             ChatError::Workspace { .. } => ApiError::Internal(message),
+            ChatError::OwnerUnreachable => ApiError::Unavailable(message),
             ChatError::Store(error) => ApiError::Store(error),
         }
     }

@@ -8,8 +8,10 @@ pub mod error;
 pub mod extract;
 mod fingerprint;
 pub mod http;
+mod lease;
 pub mod listener;
 pub(crate) mod purge;
+mod relay;
 mod run;
 pub mod security;
 mod send;
@@ -17,6 +19,7 @@ mod sessions;
 pub mod stream;
 #[cfg(test)]
 mod tests;
+mod wake;
 
 use std::process::ExitCode;
 
@@ -156,6 +159,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         data_dir: data_dir.clone(),
         workspace: args.workspace.clone(),
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
+        lease_ttl: args.lease_ttl(),
     };
     let chat = Chat::open(store, runtime, models, config).await?;
     let purging = tokio::spawn(purge::forget_old_requests(chat.store.clone(), self::chat::now_ms));
@@ -179,8 +183,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         None => println!("chatwire listening on http://{local}/"),
     }
     let streams_end = state.chat.streams_end.clone();
+    let chat = state.chat.clone();
     let served = listener::serve(listener, router(state), shutdown_signal(), streams_end).await;
     purging.abort();
+    // Runs this server was driving end with it: letting their leases go now has another instance end them at once
+    // instead of after a lease time.
+    if let Err(error) = chat.store.expire_leases(&chat.instance).await {
+        tracing::warn!("letting this server's run leases go failed: {error}");
+    }
     // MCP servers run in process groups of their own, which a Ctrl-C on the terminal does not reach.
     if let Some(mcp) = mcp {
         mcp.shutdown().await;

@@ -2,6 +2,8 @@
 //! through the session's mapper into the session's log, until one terminal frame.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -13,13 +15,19 @@ use crate::runtime::RuntimeSession;
 use crate::runtime::agent::{RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
 use crate::runtime::seam::{RunEnd, RunRequest, RuntimeError, SessionSetup};
-use crate::store::RunStatus;
+use crate::store::{Lease, RunStart, RunStatus, StoreError};
 
 /// The part of a session only its run touches: the mapper that makes its frames, and the runtime's side of it.
 pub struct SessionRuntime {
     mapper: EventMapper,
     runtime: Box<dyn RuntimeSession>,
+    /// The session's last `seq` when this runtime last saw its log: a log that grew beyond it (another instance ran
+    /// the session meanwhile) means the runtime's picture of the conversation is old, and it is opened again.
+    seen_seq: Seq,
 }
+
+/// How long a new run waits for the session's previous run to let go of its lease (it is logging its end).
+const LEASE_WAIT: Duration = Duration::from_secs(5);
 
 impl SessionRuntime {
     /// Ends what the runtime holds for the session (the session is being deleted).
@@ -38,8 +46,19 @@ impl Chat {
         run_id: String,
     ) -> Result<(), ChatError> {
         let mut runtime = live.runtime.clone().lock_owned().await;
+        let (lease, last_seq) = self.take_lease(live, &run_id).await?;
+        if let Some(stale) = runtime.as_mut().filter(|state| state.seen_seq != last_seq) {
+            stale.close().await;
+            *runtime = None;
+        }
         if runtime.is_none() {
-            *runtime = Some(self.load_runtime(live).await?);
+            match self.load_runtime(live).await {
+                Ok(loaded) => *runtime = Some(loaded),
+                Err(error) => {
+                    self.give_up_lease(live, &run_id).await;
+                    return Err(error);
+                }
+            }
         }
         let state = runtime.as_mut().expect("loaded just above");
         let prompt = ChatMessage {
@@ -57,17 +76,57 @@ impl Chat {
             session_file: opening.session_file,
             session_reset: opening.session_reset,
         };
-        self.store.start_run(&run_id, live.id(), now_ms()).await?;
         let mapper = &mut state.mapper;
         let make = |transcript: &mut _| mapper.reducing_into(transcript, |mapper| mapper.open_run(meta));
-        self.sessions.log_reduced(live, &run_id, |_| None, make).await?;
+        if let Err(error) = self.sessions.log_reduced(live, &run_id, &lease, |_| None, make).await {
+            self.give_up_lease(live, &run_id).await;
+            return Err(error);
+        }
         let (events, receiver) = mpsc::unbounded_channel();
         let control = RunControl::default();
-        live.set_active(ActiveRun { run_id: run_id.clone(), control: control.clone(), events: events.clone() });
+        live.set_active(ActiveRun {
+            run_id: run_id.clone(),
+            lease: lease.clone(),
+            control: control.clone(),
+            events: events.clone(),
+        });
         let run = RunRequest { prompt: request.message.clone(), options, model: request.model.clone() };
-        let task = RunTask { chat: self.clone(), live: live.clone(), run_id, control };
+        let task =
+            RunTask { chat: self.clone(), live: live.clone(), run_id, lease, control, lost: AtomicBool::new(false) };
         tokio::spawn(task.run(runtime, run, events, receiver));
         Ok(())
+    }
+
+    /// Takes the session's lease for run `run_id`, waiting (briefly) for a previous run that is logging its end,
+    /// and ending first a run whose instance died; returns the lease and the session's last `seq` before the run.
+    async fn take_lease(&self, live: &SessionLive, run_id: &str) -> Result<(Lease, Seq), ChatError> {
+        let deadline = tokio::time::Instant::now() + LEASE_WAIT;
+        loop {
+            let start =
+                self.store.start_run(run_id, live.id(), &self.instance, self.config.lease_ttl, now_ms()).await?;
+            match start {
+                RunStart::Started { lease, last_seq } => {
+                    live.bump(last_seq);
+                    return Ok((lease, last_seq));
+                }
+                RunStart::Busy(holder) if holder.expired && holder.run_id.is_some() => {
+                    let stale = holder.run_id.as_deref().expect("checked just above");
+                    self.end_stale_run(live.id(), stale).await?;
+                }
+                RunStart::Busy(_) if tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                RunStart::Busy(_) => return Err(ChatError::RunInProgress),
+            }
+        }
+    }
+
+    /// Ends a run that was recorded but could not open (its runtime or its first frames failed), so that its lease
+    /// does not hold the session until it expires.
+    async fn give_up_lease(&self, live: &SessionLive, run_id: &str) {
+        if let Err(error) = self.store.finish_run(run_id, live.id(), RunStatus::Failed, now_ms()).await {
+            tracing::error!(run = %run_id, "recording the end of a run that could not open failed: {error}");
+        }
     }
 
     async fn load_runtime(&self, live: &SessionLive) -> Result<SessionRuntime, ChatError> {
@@ -75,9 +134,11 @@ impl Chat {
             Some(shared) => shared.clone(),
             None => self.config.data_dir.join("workspaces").join(live.id()),
         };
+        let kept = self.sessions.transcript(live).await?;
+        warn_of_missing_files(live.id(), &workspace, &kept);
         std::fs::create_dir_all(&workspace)
             .map_err(|source| ChatError::Workspace { path: workspace.display().to_string(), source })?;
-        let kept = self.sessions.transcript(live).await?;
+        let seen_seq = kept.snapshot.last_seq;
         let setup = SessionSetup {
             session_id: live.id().to_owned(),
             workspace,
@@ -88,7 +149,29 @@ impl Chat {
             RuntimeError::Workspace { path, source } => ChatError::Workspace { path, source },
         })?;
         let mapper = EventMapper::new(live.id(), Box::new(now_ms), Box::new(new_id));
-        Ok(SessionRuntime { mapper, runtime })
+        Ok(SessionRuntime { mapper, runtime, seen_seq })
+    }
+}
+
+/// Workspaces and runtime files live on one instance's disk: a session that ran elsewhere (another instance without
+/// a shared data dir) finds neither here, and the operator should hear of it.
+fn warn_of_missing_files(session_id: &str, workspace: &std::path::Path, kept: &super::sessions::Kept) {
+    if !kept.snapshot.messages.is_empty() && !workspace.exists() {
+        tracing::warn!(
+            session = %session_id,
+            workspace = %workspace.display(),
+            "this session has run before, but its workspace is not on this server's disk: its run starts in an empty \
+             workspace. Share the data directory between instances, or route each session to one instance \
+             (README, \"Running several instances\")"
+        );
+    }
+    if let Some(file) = kept.session_file.as_deref().filter(|file| !std::path::Path::new(file).exists()) {
+        tracing::warn!(
+            session = %session_id,
+            file,
+            "the runtime's file of this session's conversation is not on this server's disk: the runtime starts \
+             the conversation afresh"
+        );
     }
 }
 
@@ -96,7 +179,10 @@ struct RunTask {
     chat: Arc<Chat>,
     live: Arc<SessionLive>,
     run_id: String,
+    lease: Lease,
     control: RunControl,
+    /// Set once an append was refused because the lease is gone: the run stops, and logs nothing more.
+    lost: AtomicBool,
 }
 
 /// How a run's terminal frame ends the run in the store.
@@ -113,9 +199,18 @@ impl RunTask {
     /// ends the run ends it in the same transaction. True when it did.
     async fn record(&self, mapper: &mut EventMapper, work: impl FnOnce(&mut EventMapper) -> Vec<ChatFrame>) -> bool {
         let ends_run = |frames: &[ChatFrame]| frames.last().and_then(ending);
+        if self.lost.load(Ordering::Relaxed) {
+            return false;
+        }
         let make = |transcript: &mut _| mapper.reducing_into(transcript, work);
-        match self.chat.sessions.log_reduced(&self.live, &self.run_id, ends_run, make).await {
+        match self.chat.sessions.log_reduced(&self.live, &self.run_id, &self.lease, ends_run, make).await {
             Ok(ended) => ended,
+            Err(ChatError::Store(StoreError::LeaseLost(_))) => {
+                tracing::warn!(run = %self.run_id, "another server took this run's session over; the run stops here");
+                self.lost.store(true, Ordering::Relaxed);
+                self.control.cancel.cancel();
+                false
+            }
             Err(error) => {
                 tracing::error!(run = %self.run_id, "logging frames failed: {error}");
                 false
@@ -131,7 +226,7 @@ impl RunTask {
         mut receiver: mpsc::UnboundedReceiver<AgentEvent>,
     ) {
         {
-            let SessionRuntime { mapper, runtime } =
+            let SessionRuntime { mapper, runtime, .. } =
                 runtime.as_mut().expect("start_run loads the runtime before spawning the run");
             let drive = runtime.run(request, &self.control, &events);
             tokio::pin!(drive);
@@ -174,13 +269,18 @@ impl RunTask {
                 frames
             };
             ended |= self.record(mapper, finish).await;
-            // The terminal frame could not be logged: the run still ends, so the session does not look busy.
+            // The terminal frame could not be logged: the run still ends, so the session does not look busy (unless
+            // another instance took it over, which ends it).
             if !ended
+                && !self.lost.load(Ordering::Relaxed)
                 && let Err(error) =
                     self.chat.store.finish_run(&self.run_id, self.live.id(), RunStatus::Failed, now_ms()).await
             {
                 tracing::error!(run = %self.run_id, "recording the end of the run failed: {error}");
             }
+        }
+        if let Some(state) = runtime.as_mut() {
+            state.seen_seq = self.live.last_seq();
         }
         // Release the runtime before the session looks idle, so the next send finds it free.
         drop(runtime);

@@ -1,19 +1,28 @@
-//! `POST /api/chat`: a send starts a run, joins the active one (steer, follow-up), or finds the run its request id
-//! already made. One session's sends are serialized; sends to different sessions never wait for each other.
+//! `POST /api/chat`: a send starts a run, joins the active one (steer, follow-up; relayed to the instance that runs
+//! it), or finds the run its request id already made. One session's sends are serialized on an instance, and across
+//! instances by the session's lease; sends to different sessions never wait for each other.
 
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use super::chat::{Chat, ChatError, new_id, now_ms};
+use super::relay::Control;
 use super::sessions::{SessionLive, Tail};
 use crate::protocol::*;
-use crate::store::{RequestClaim, RequestRecord};
+use crate::store::{LeaseHolder, RequestClaim, RequestRecord};
 
 /// What a send is going to do, decided before its request id is claimed so that the claim names the run.
 enum Plan {
     StartRun,
-    Join { run_id: String },
+    Join {
+        run_id: String,
+    },
+    /// Join a run another instance drives.
+    Relay {
+        run_id: String,
+        holder: LeaseHolder,
+    },
 }
 
 impl Chat {
@@ -34,17 +43,27 @@ impl Chat {
         {
             return attach(request_id, &taken, &request.session_id, &body_hash);
         }
-        let after = live.last_seq();
-        let plan = live.with_active(|active| match (active, request.streaming_behavior) {
+        // From the store, not this instance's view of it: another instance may have appended a moment ago.
+        let after = self.store.last_seq(live.id()).await?.unwrap_or_else(|| live.last_seq());
+        let local = live.with_active(|active| active.map(|run| (run.run_id.clone(), run.control.is_closing())));
+        let plan = match (local, request.streaming_behavior) {
             // A run that is only finishing up (its `done` may already be out) is waited for, not refused.
-            (Some(run), None) if run.control.is_closing() => Ok(Plan::StartRun),
-            (Some(_), None) => Err(ChatError::RunInProgress),
-            (Some(run), Some(_)) => Ok(Plan::Join { run_id: run.run_id.clone() }),
-            (None, _) => Ok(Plan::StartRun),
-        })?;
+            (Some((_, true)), None) => Plan::StartRun,
+            (Some(_), None) => return Err(ChatError::RunInProgress),
+            (Some((run_id, _)), Some(_)) => Plan::Join { run_id },
+            (None, behavior) => match self.store.lease_holder(live.id()).await? {
+                Some(holder) if holder.owner != self.instance && !holder.expired => match (behavior, &holder.run_id) {
+                    (None, _) => return Err(ChatError::RunInProgress),
+                    (Some(_), Some(run_id)) => Plan::Relay { run_id: run_id.clone(), holder },
+                    (Some(_), None) => Plan::StartRun,
+                },
+                // Free, ours (a run of this instance ending), or expired (its run is ended first): a new run.
+                Some(_) | None => Plan::StartRun,
+            },
+        };
         let run_id = match &plan {
             Plan::StartRun => new_id("run"),
-            Plan::Join { run_id } => run_id.clone(),
+            Plan::Join { run_id } | Plan::Relay { run_id, .. } => run_id.clone(),
         };
         if let Some(request_id) = &request.request_id {
             let record =
@@ -55,11 +74,28 @@ impl Chat {
                 return attach(request_id, &taken, &record.session_id, &record.body_hash);
             }
         }
+        let joined = match &plan {
+            Plan::Join { .. } => self.join(&live, &request),
+            Plan::Relay { holder, .. } => {
+                let steer = request.streaming_behavior == Some(StreamingBehavior::Steer);
+                let control = Control::Enqueue { message: request.message.clone(), steer };
+                match self.relay(live.id(), holder, &control).await {
+                    Ok(joined) => joined,
+                    Err(error) => {
+                        if let Some(request_id) = &request.request_id {
+                            self.store.release_request(request_id).await?;
+                        }
+                        return Err(error);
+                    }
+                }
+            }
+            Plan::StartRun => false,
+        };
         let started = match plan {
-            Plan::Join { run_id } if self.join(&live, &request) => Ok(run_id),
+            Plan::Join { run_id } | Plan::Relay { run_id, .. } if joined => Ok(run_id),
             // The run began to end after the plan was made: the message starts the next run, once that run has
             // released the session (`start_run` waits for it).
-            Plan::Join { .. } => {
+            Plan::Join { .. } | Plan::Relay { .. } => {
                 let run_id = new_id("run");
                 if let Some(request_id) = &request.request_id {
                     self.store.set_request_run(request_id, &run_id).await?;

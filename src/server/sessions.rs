@@ -12,11 +12,13 @@ use crate::chat_state::{ChatSnapshot, apply};
 use crate::protocol::*;
 use crate::runtime::agent::RunControl;
 use crate::runtime::event::AgentEvent;
-use crate::store::{Append, RunStatus, Store};
+use crate::store::{Append, Lease, RunStatus, Store};
 
 /// The run a session is running, as the requests that steer, answer or stop it reach it.
 pub(super) struct ActiveRun {
     pub run_id: String,
+    /// The lease the run holds on its session.
+    pub lease: Lease,
     pub control: RunControl,
     pub events: mpsc::UnboundedSender<AgentEvent>,
 }
@@ -84,6 +86,22 @@ impl SessionLive {
         *self.last_seq.borrow()
     }
 
+    /// The log reached `seq` (here or on another instance): viewers behind it are woken.
+    pub(super) fn bump(&self, seq: Seq) {
+        self.last_seq.send_if_modified(|last| {
+            let grew = seq > *last;
+            if grew {
+                *last = seq;
+            }
+            grew
+        });
+    }
+
+    /// Whether anyone is tailing the session here.
+    pub(super) fn is_watched(&self) -> bool {
+        self.last_seq.receiver_count() > 0
+    }
+
     pub fn active_run_id(&self) -> Option<String> {
         self.with_active(|run| run.map(|run| run.run_id.clone()))
     }
@@ -142,6 +160,16 @@ impl SessionRegistry {
         Ok(session.clone())
     }
 
+    /// Every session this instance has live state for.
+    pub(super) fn all(&self) -> Vec<Arc<SessionLive>> {
+        self.live.lock().expect("the sessions lock is never poisoned").values().cloned().collect()
+    }
+
+    /// The live state of a session if this instance has one (a wake-up for any other session concerns no one here).
+    pub(super) fn known(&self, session_id: &str) -> Option<Arc<SessionLive>> {
+        self.live.lock().expect("the sessions lock is never poisoned").get(session_id).cloned()
+    }
+
     /// Drops a deleted session, ending what its runtime held.
     pub(super) async fn forget(&self, session_id: &str) {
         let removed = self.live.lock().expect("the sessions lock is never poisoned").remove(session_id);
@@ -152,15 +180,34 @@ impl SessionRegistry {
         }
     }
 
-    /// A copy of the session's transcript: built from the log the first time, then kept current by `log`.
+    /// A copy of the session's transcript: built from the log the first time, then kept current by `log` and by
+    /// what other instances appended since.
     pub(super) async fn transcript(&self, live: &SessionLive) -> Result<Kept, ChatError> {
         // Held while building: an append that lands meanwhile waits and is applied after (or, if the build already
         // read it, is recognised by its `seq` and changes nothing).
         let mut transcript = live.transcript.lock().await;
-        if transcript.is_none() {
+        self.make_current(live, &mut transcript).await?;
+        Ok(transcript.as_ref().expect("made current just above").clone())
+    }
+
+    /// Builds the kept transcript, or brings it up to the log's end: another instance may have appended (a run it
+    /// owned, or the end of a run whose owner died).
+    async fn make_current(&self, live: &SessionLive, transcript: &mut Option<Kept>) -> Result<(), ChatError> {
+        let Some(kept) = transcript.as_mut() else {
             *transcript = Some(self.replay(&live.id).await?);
+            return Ok(());
+        };
+        loop {
+            let frames = self.store.frames_after(&live.id, kept.snapshot.last_seq, SNAPSHOT_BATCH).await?;
+            let Some(last) = frames.last().map(|frame| frame.seq) else { return Ok(()) };
+            for logged in &frames {
+                if let Ok(frame) = crate::protocol::parse_frame(logged.line.as_bytes()) {
+                    kept.apply(&frame);
+                }
+            }
+            kept.snapshot.last_seq = last;
+            live.bump(last);
         }
-        Ok(transcript.as_ref().expect("built just above").clone())
     }
 
     /// The transcript rebuilt by the shared reducer from the whole log.
@@ -189,10 +236,12 @@ impl SessionRegistry {
         &self,
         live: &SessionLive,
         run_id: &str,
+        lease: &Lease,
         ends_run: impl FnOnce(&[ChatFrame]) -> Option<RunStatus>,
         make: impl FnOnce(&mut ChatSnapshot) -> Vec<ChatFrame>,
     ) -> Result<bool, ChatError> {
         let mut transcript = live.transcript.lock().await;
+        // No catching up here: while the run holds the lease, no one else appends to the session.
         if transcript.is_none() {
             *transcript = Some(self.replay(&live.id).await?);
         }
@@ -203,13 +252,19 @@ impl SessionRegistry {
         }
         let ends_run = ends_run(&frames);
         self.name_after_prompt(live, &frames).await?;
-        let append =
-            Append { session_id: live.id.clone(), run_id: Some(run_id.to_owned()), frames, ends_run, now: now_ms() };
+        let append = Append {
+            session_id: live.id.clone(),
+            run_id: Some(run_id.to_owned()),
+            frames,
+            ends_run,
+            lease: Some(lease.clone()),
+            now: now_ms(),
+        };
         match self.store.append(append).await {
             Ok(appended) => {
                 if let Some(last) = appended.last() {
                     kept.snapshot.last_seq = last.logged.seq;
-                    live.last_seq.send_replace(last.logged.seq);
+                    live.bump(last.logged.seq);
                 }
                 for frame in &appended {
                     kept.note_session_file(&frame.frame);
@@ -237,12 +292,14 @@ impl SessionRegistry {
         Ok(())
     }
 
-    /// Appends frames made outside a run's mapper to the session's log in one transaction and wakes its viewers;
-    /// `ends_run` is set when the batch ends with its run's terminal frame.
+    /// Appends frames made outside a run's mapper (the end of a run whose owner is gone) to the session's log in
+    /// one transaction under `lease`, and wakes its viewers; `ends_run` is set when the batch ends with its run's
+    /// terminal frame.
     pub(super) async fn log(
         &self,
         live: &SessionLive,
         run_id: Option<&str>,
+        lease: &Lease,
         frames: Vec<ChatFrame>,
         ends_run: Option<RunStatus>,
     ) -> Result<(), ChatError> {
@@ -250,16 +307,26 @@ impl SessionRegistry {
             return Ok(());
         }
         self.name_after_prompt(live, &frames).await?;
-        let append =
-            Append { session_id: live.id.clone(), run_id: run_id.map(str::to_owned), frames, ends_run, now: now_ms() };
+        let append = Append {
+            session_id: live.id.clone(),
+            run_id: run_id.map(str::to_owned),
+            frames,
+            ends_run,
+            lease: Some(lease.clone()),
+            now: now_ms(),
+        };
+        let mut transcript = live.transcript.lock().await;
+        if transcript.is_some() {
+            self.make_current(live, &mut transcript).await?;
+        }
         let appended = self.store.append(append).await?;
-        if let Some(transcript) = live.transcript.lock().await.as_mut() {
+        if let Some(transcript) = transcript.as_mut() {
             for frame in &appended {
                 transcript.apply(&frame.frame);
             }
         }
         if let Some(last) = appended.last() {
-            live.last_seq.send_replace(last.logged.seq);
+            live.bump(last.logged.seq);
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
-//! The session store: sessions, each session's frame log (where `append` gives a frame its `seq`), runs and request
-//! ids, behind one async trait. SQLite (embedded) is the default; nothing in the trait assumes one process.
+//! The session store: sessions, each session's frame log (where `append` gives a frame its `seq`), runs, request
+//! ids, run leases and relayed controls, behind one async trait. SQLite (embedded) is the default; nothing in the
+//! trait assumes one process: PostgreSQL is shared by several instances.
 //!
 //! Frames are stored as the exact JSON line sent to viewers, so a replay is byte-identical to the live stream.
 
@@ -10,6 +11,8 @@ mod tests;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::protocol::{ChatFrame, Seq, SessionStatus, SessionSummary};
 
@@ -24,10 +27,8 @@ pub enum StoreError {
     Postgres(#[from] tokio_postgres::Error),
     #[error("database connection: {0}")]
     Pool(String),
-    #[error(
-        "another chatwire instance is using this database; several instances on one database are not supported yet"
-    )]
-    InstanceTaken,
+    #[error("the run's lease on session {0} is lost: another instance took the session over")]
+    LeaseLost(String),
     #[error("creating {path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error("no session {0}")]
@@ -70,8 +71,66 @@ pub struct Append {
     /// Set when the batch ends with its run's terminal frame: the run ends so, in the same transaction, so that no
     /// crash can leave a run that looks active after its `done` (the next start would give it a second end).
     pub ends_run: Option<RunStatus>,
+    /// The lease the appending run holds: the append is refused (`LeaseLost`) unless it is still the session's.
+    /// `None` only for frames logged outside any run (the server never does that).
+    pub lease: Option<Lease>,
     pub now: u64,
 }
+
+/// A run's hold on its session. Only the holder of the session's current generation may append to its log, so an
+/// instance that lost its lease (paused, cut off) cannot write after another took the session over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    pub owner: String,
+    pub generation: u64,
+}
+
+/// Who holds a session's lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseHolder {
+    pub owner: String,
+    pub run_id: Option<String>,
+    pub generation: u64,
+    /// Not renewed in time: its owner is gone (or cut off), and its run is to be ended by whoever notices.
+    pub expired: bool,
+}
+
+/// The answer to starting a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunStart {
+    /// The run is recorded as running under this lease; `last_seq` is the session's last `seq` before it.
+    Started { lease: Lease, last_seq: Seq },
+    /// Another run holds the session's lease (perhaps an expired one, whose run must be ended first).
+    Busy(LeaseHolder),
+}
+
+/// A control (Stop, a queued message, an answer, a decision) posted for the instance that runs a session's run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostedControl {
+    pub id: i64,
+    pub session_id: String,
+    pub run_id: String,
+    /// The control as JSON (the server's `Control`).
+    pub body: String,
+}
+
+/// What a shared store tells the instances listening to it. Wake-ups only say where to look again: a lost one costs
+/// latency, never data, because whoever is woken re-reads the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Wake {
+    /// A session's log grew to `last_seq`.
+    Appended { session_id: String, last_seq: Seq },
+    /// Controls were posted for `owner`.
+    Control { owner: String },
+    /// The owner of a run answered control `id`.
+    Replied { id: i64 },
+    /// The listener (re)connected: wake-ups may have been missed, so everything is worth a look.
+    Resync,
+}
+
+/// Where a store delivers its wake-ups; it answers false once nobody wants them any more (its chat is gone), and
+/// the store stops listening.
+pub type WakeSink = Arc<dyn Fn(Wake) -> bool + Send + Sync>;
 
 /// An appended frame: its logged line, and the frame itself with its `seq` set.
 #[derive(Debug, Clone)]
@@ -149,7 +208,7 @@ fn session_status_from(text: &str) -> SessionStatus {
     }
 }
 
-/// A run that was active when the server stopped.
+/// A run still marked running whose lease expired (its instance died or stopped): it is to be ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InterruptedRun {
     pub run_id: String,
@@ -183,10 +242,18 @@ pub trait Store: Send + Sync + 'static {
     /// The `seq` of the session's last frame (0 for an empty log); `None` when there is no such session.
     fn last_seq<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<Seq>>;
 
-    /// Records a run as running, and its session with it.
-    fn start_run<'a>(&'a self, run_id: &'a str, session_id: &'a str, now: u64) -> StoreFuture<'a, ()>;
+    /// Records a run as running under a new lease of `owner` on its session, valid for `ttl` unless renewed; `Busy`
+    /// when the session's lease is held (even an expired one: its run is ended first, with its one terminal frame).
+    fn start_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        session_id: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+        now: u64,
+    ) -> StoreFuture<'a, RunStart>;
 
-    /// Records the end of a run whose terminal frame is already logged (or could not be).
+    /// Records the end of a run whose terminal frame is already logged (or could not be), releasing its lease.
     fn finish_run<'a>(
         &'a self,
         run_id: &'a str,
@@ -197,8 +264,50 @@ pub trait Store: Send + Sync + 'static {
 
     fn run_status<'a>(&'a self, run_id: &'a str) -> StoreFuture<'a, Option<RunStatus>>;
 
-    /// Runs still marked running: on start-up, these were cut off by a crash.
-    fn running_runs(&self) -> StoreFuture<'_, Vec<InterruptedRun>>;
+    /// Runs still marked running whose lease expired: their instance is gone.
+    fn stale_runs(&self) -> StoreFuture<'_, Vec<InterruptedRun>>;
+
+    /// Who holds the session's lease, if anyone.
+    fn lease_holder<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<LeaseHolder>>;
+
+    /// Extends every lease `owner` holds by `ttl`; returns the sessions it still holds.
+    fn renew_leases<'a>(&'a self, owner: &'a str, ttl: Duration) -> StoreFuture<'a, Vec<String>>;
+
+    /// Takes the lease of a stale run (expired, its run still running) for `owner`, to end that run; `None` when the
+    /// run ended or its lease is live after all (another instance got there first).
+    fn take_over<'a>(
+        &'a self,
+        run_id: &'a str,
+        session_id: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<Lease>>;
+
+    /// Lets every lease of `owner` expire now (it is shutting down), so that other instances end its runs at once.
+    fn expire_leases<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, ()>;
+
+    /// Posts a control for the instance `owner` that runs `run_id`; returns its id.
+    fn post_control<'a>(
+        &'a self,
+        session_id: &'a str,
+        run_id: &'a str,
+        owner: &'a str,
+        body: &'a str,
+        now: u64,
+    ) -> StoreFuture<'a, i64>;
+
+    /// Controls posted for `owner` that it has not answered yet, oldest first.
+    fn pending_controls<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<PostedControl>>;
+
+    /// The owner's answer to control `id` (JSON).
+    fn answer_control<'a>(&'a self, id: i64, reply: &'a str) -> StoreFuture<'a, ()>;
+
+    /// The answer to control `id` once there is one; the control is then forgotten.
+    fn take_control_reply(&self, id: i64) -> StoreFuture<'_, Option<String>>;
+
+    /// Starts delivering wake-ups from other instances to `sink`; false for a store only this process writes (its
+    /// own appends wake its viewers directly).
+    fn listen(&self, sink: WakeSink) -> bool;
 
     /// The type of the terminal frame (`done` or `error`) the log holds for a run, if it holds one.
     fn run_terminal_kind<'a>(&'a self, session_id: &'a str, run_id: &'a str) -> StoreFuture<'a, Option<String>>;
@@ -221,6 +330,7 @@ pub trait Store: Send + Sync + 'static {
     /// Points a claimed request id at the run that took its message after all.
     fn set_request_run<'a>(&'a self, request_id: &'a str, run_id: &'a str) -> StoreFuture<'a, ()>;
 
-    /// Forgets request ids taken before `cutoff` (ms since the epoch); returns how many.
+    /// Forgets request ids (and unanswered controls) older than `cutoff` (ms since the epoch); returns how many
+    /// request ids.
     fn forget_requests_before(&self, cutoff: u64) -> StoreFuture<'_, usize>;
 }

@@ -12,7 +12,17 @@ pub fn deltas(session_id: &str, run_id: Option<&str>, count: usize) -> Append {
         run_id: run_id.map(str::to_owned),
         frames: (0..count).map(frame).collect(),
         ends_run: None,
+        lease: None,
         now: 2,
+    }
+}
+
+const TTL: Duration = Duration::from_secs(60);
+
+async fn started(store: &dyn Store, run_id: &str, session_id: &str, owner: &str, ttl: Duration) -> Lease {
+    match store.start_run(run_id, session_id, owner, ttl, 1).await.unwrap() {
+        RunStart::Started { lease, .. } => lease,
+        RunStart::Busy(holder) => panic!("the session is held by {holder:?}"),
     }
 }
 
@@ -82,13 +92,13 @@ async fn deleting_a_session_deletes_its_log() {
 async fn a_terminal_frame_ends_its_run_in_the_same_append() {
     for (store, _dir) in stores().await {
         store.create_session("s1", "", 1).await.unwrap();
-        store.start_run("r1", "s1", 1).await.unwrap();
+        let lease = started(store.as_ref(), "r1", "s1", "me", TTL).await;
         assert_eq!(store.session("s1").await.unwrap().unwrap().status, SessionStatus::Running);
-        assert_eq!(store.running_runs().await.unwrap().len(), 1);
-        store.append(deltas("s1", Some("r1"), 1)).await.unwrap();
-        store.append(done("s1", "r1")).await.unwrap();
+        store.append(Append { lease: Some(lease.clone()), ..deltas("s1", Some("r1"), 1) }).await.unwrap();
+        store.append(Append { lease: Some(lease), ..done("s1", "r1") }).await.unwrap();
         // Nothing else was called after the append: what a crash right after it leaves behind.
-        assert_eq!(store.running_runs().await.unwrap(), []);
+        assert_eq!(store.lease_holder("s1").await.unwrap(), None, "the terminal frame released the lease");
+        assert_eq!(store.stale_runs().await.unwrap(), []);
         assert_eq!(store.run_status("r1").await.unwrap(), Some(RunStatus::Done));
         let session = store.session("s1").await.unwrap().unwrap();
         assert_eq!(session.status, SessionStatus::Idle);
@@ -196,5 +206,69 @@ async fn concurrent_appends_keep_every_log_gap_free_and_a_bad_one_fails_alone() 
                 store.frames_after(&format!("s{i}"), 0, 1000).await.unwrap().iter().map(|f| f.seq).collect();
             assert_eq!(seqs, (1..=60).collect::<Vec<Seq>>(), "session s{i}");
         }
+    }
+}
+
+#[tokio::test]
+async fn a_run_holds_its_session_until_its_end_and_a_lost_lease_cannot_append() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        let lease = started(store.as_ref(), "r1", "s1", "a", TTL).await;
+        let RunStart::Busy(holder) = store.start_run("r2", "s1", "b", TTL, 1).await.unwrap() else {
+            panic!("a second run started on a held session")
+        };
+        assert_eq!((holder.owner.as_str(), holder.run_id.as_deref(), holder.expired), ("a", Some("r1"), false));
+        assert_eq!(store.take_over("r1", "s1", "b", TTL).await.unwrap(), None, "a live lease is not taken over");
+        assert_eq!(store.renew_leases("a", TTL).await.unwrap(), ["s1"]);
+        assert_eq!(store.renew_leases("b", TTL).await.unwrap(), Vec::<String>::new());
+        store.expire_leases("a").await.unwrap();
+        assert_eq!(
+            store.stale_runs().await.unwrap(),
+            [InterruptedRun { run_id: "r1".into(), session_id: "s1".into() }]
+        );
+        let taken = store.take_over("r1", "s1", "b", TTL).await.unwrap().expect("an expired lease is taken over");
+        assert_eq!(taken.generation, lease.generation + 1);
+        assert_eq!(store.take_over("r1", "s1", "c", TTL).await.unwrap(), None, "only one instance takes it over");
+        let lost = store.append(Append { lease: Some(lease.clone()), ..deltas("s1", Some("r1"), 1) }).await;
+        assert!(matches!(lost, Err(StoreError::LeaseLost(_))), "{lost:?}");
+        assert_eq!(store.last_seq("s1").await.unwrap(), Some(0), "the refused append left nothing");
+        store.append(Append { lease: Some(taken), ..done("s1", "r1") }).await.unwrap();
+        assert_eq!(store.lease_holder("s1").await.unwrap(), None);
+        assert_eq!(store.take_over("r1", "s1", "c", TTL).await.unwrap(), None, "an ended run is not taken over");
+        let next = started(store.as_ref(), "r2", "s1", "b", TTL).await;
+        assert_eq!(next.generation, lease.generation + 2);
+    }
+}
+
+#[tokio::test]
+async fn a_lease_not_renewed_in_time_expires_by_itself() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        started(store.as_ref(), "r1", "s1", "a", Duration::from_millis(150)).await;
+        assert_eq!(store.stale_runs().await.unwrap(), []);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        assert!(store.lease_holder("s1").await.unwrap().unwrap().expired);
+        assert_eq!(store.stale_runs().await.unwrap().len(), 1);
+        assert!(matches!(store.start_run("r2", "s1", "b", TTL, 1).await.unwrap(), RunStart::Busy(h) if h.expired));
+    }
+}
+
+#[tokio::test]
+async fn controls_wait_for_their_owner_and_are_forgotten_once_answered() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        let first = store.post_control("s1", "r1", "a", r#"{"type":"stop"}"#, 10).await.unwrap();
+        let second = store.post_control("s1", "r1", "a", r#"{"type":"x"}"#, 10).await.unwrap();
+        store.post_control("s1", "r1", "b", "{}", 10).await.unwrap();
+        let pending = store.pending_controls("a").await.unwrap();
+        assert_eq!(pending.iter().map(|c| c.id).collect::<Vec<_>>(), [first, second]);
+        assert_eq!(pending[0].body, r#"{"type":"stop"}"#);
+        assert_eq!(store.take_control_reply(first).await.unwrap(), None, "no answer yet");
+        store.answer_control(first, "true").await.unwrap();
+        assert_eq!(store.pending_controls("a").await.unwrap().len(), 1);
+        assert_eq!(store.take_control_reply(first).await.unwrap().as_deref(), Some("true"));
+        assert_eq!(store.take_control_reply(first).await.unwrap(), None, "taken once");
+        store.forget_requests_before(11).await.unwrap();
+        assert_eq!(store.pending_controls("a").await.unwrap(), [], "old controls are purged");
     }
 }

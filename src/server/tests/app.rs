@@ -90,7 +90,7 @@ pub async fn chat_on(
     runtime: impl FnOnce(Arc<ModelCatalog>) -> Arc<dyn Runtime>,
 ) -> Arc<Chat> {
     let models = scripted_models(script);
-    let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive };
+    let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive, lease_ttl: Duration::from_secs(15) };
     let store = Arc::new(SqliteStore::open(dir).expect("the store opens"));
     Chat::open(store, runtime(models.clone()), models, config).await.expect("the chat opens")
 }

@@ -91,7 +91,7 @@ async fn a_restart_gives_no_second_terminal_frame_to_a_run_whose_done_was_logged
         // transaction.
         let store = SqliteStore::open(dir.path()).unwrap();
         store.create_session("s1", "", 1).await.unwrap();
-        store.start_run("r1", "s1", 1).await.unwrap();
+        store.start_run("r1", "s1", "a-server-that-crashed", std::time::Duration::from_secs(60), 1).await.unwrap();
         let message = ChatMessage {
             id: "m".into(),
             role: Role::Assistant,
@@ -106,8 +106,14 @@ async fn a_restart_gives_no_second_terminal_frame_to_a_run_whose_done_was_logged
             session_file: None,
             session_reset: None,
         });
-        let append =
-            Append { session_id: "s1".into(), run_id: Some("r1".into()), frames: vec![done], ends_run: None, now: 2 };
+        let append = Append {
+            session_id: "s1".into(),
+            run_id: Some("r1".into()),
+            frames: vec![done],
+            ends_run: None,
+            lease: None,
+            now: 2,
+        };
         store.append(append).await.unwrap();
     }
     let chat = chat_playing(r#"{"turns": [{"text": "unused"}]}"#, dir.path()).await;
@@ -123,7 +129,7 @@ async fn a_restart_ends_a_run_cut_off_mid_way_with_one_interrupted_error() {
     {
         let store = SqliteStore::open(dir.path()).unwrap();
         store.create_session("s1", "", 1).await.unwrap();
-        store.start_run("r1", "s1", 1).await.unwrap();
+        store.start_run("r1", "s1", "a-server-that-crashed", std::time::Duration::from_secs(60), 1).await.unwrap();
     }
     let chat: Arc<Chat> = chat_playing(r#"{"turns": [{"text": "unused"}]}"#, dir.path()).await;
     let frames = chat.store.frames_after("s1", 0, 10).await.unwrap();

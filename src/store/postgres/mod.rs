@@ -1,18 +1,22 @@
 //! `PostgresStore`: the store on a PostgreSQL server (`--database-url postgres://…`), the one system several chatwire
 //! instances share. `seq` is assigned inside the append transaction under a lock on the session's row, so two
-//! instances can never write the same one.
+//! instances can never write the same one; the same lock checks the appending run's lease. Lease times are the
+//! database's clock, so the instances' clocks need not agree.
 
+mod listener;
 mod schema;
 #[cfg(test)]
 pub(crate) mod test_server;
+
+use std::time::Duration;
 
 use deadpool_postgres::{Pool, Runtime};
 use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 
 use super::{
-    Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
-    StoreFuture, seq_cursor, session_status_from,
+    Append, Appended, InterruptedRun, Lease, LeaseHolder, LoggedFrame, PostedControl, RequestClaim, RequestRecord,
+    RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
 use crate::protocol::{ChatFrame, Seq, SessionSummary};
@@ -20,12 +24,11 @@ use crate::protocol::{ChatFrame, Seq, SessionSummary};
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
-    /// Holds the database's instance lock for as long as the store lives (see `open`).
-    _instance: std::sync::Arc<tokio_postgres::Client>,
+    config: tokio_postgres::Config,
 }
 
-/// Any fixed number: the advisory lock one instance holds on the database it uses.
-const INSTANCE_LOCK: i64 = 0x6368_6174_7769_7266;
+/// The database's clock in ms since the epoch; `clock_timestamp`, not `now`, which stands still in a transaction.
+const DB_NOW: &str = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
 
 impl From<deadpool_postgres::PoolError> for StoreError {
     fn from(error: deadpool_postgres::PoolError) -> StoreError {
@@ -50,23 +53,25 @@ impl PostgresStore {
             .map_err(|error| StoreError::Pool(error.to_string()))?;
         let mut client = pool.get().await?;
         schema::migrate(&mut client).await?;
-        // Runs, their recovery after a crash and the live tails assume one instance per database until instances
-        // hold leases on their runs: a second instance would mark the first one's runs interrupted. A session-level
-        // advisory lock on a connection of its own makes a second instance refuse to start instead; it is released
-        // when this instance's connection ends, however it ends.
-        let (instance, connection) = config.connect(NoTls).await?;
-        tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::error!("the database connection holding the instance lock ended: {error}");
-            }
-        });
-        let row = instance.query_one("SELECT pg_try_advisory_lock($1)", &[&INSTANCE_LOCK]).await?;
-        if !row.get::<_, bool>(0) {
-            return Err(StoreError::InstanceTaken);
-        }
-        Ok(PostgresStore { pool, _instance: std::sync::Arc::new(instance) })
+        Ok(PostgresStore { pool, config })
     }
 }
+
+fn ms(duration: Duration) -> i64 {
+    duration.as_millis().min(i64::MAX as u128) as i64
+}
+
+fn holder_from_row(row: &tokio_postgres::Row) -> Option<LeaseHolder> {
+    let owner: Option<String> = row.get(0);
+    owner.map(|owner| LeaseHolder {
+        owner,
+        run_id: row.get(1),
+        generation: row.get::<_, i64>(2) as u64,
+        expired: row.get(3),
+    })
+}
+
+const HOLDER_COLUMNS: &str = "lease_owner, lease_run_id, lease_generation, lease_expires_at < ";
 
 const REQUEST_BY_ID: &str = "SELECT session_id, body_hash, run_id, after_seq FROM requests WHERE id = $1";
 
@@ -105,7 +110,12 @@ async fn finish_run(
         .execute("UPDATE runs SET status = $2, ended_at = $3 WHERE id = $1", &[&run_id, &status.as_str(), &now])
         .await?;
     client
-        .execute("UPDATE sessions SET status = $2 WHERE id = $1", &[&session_id, &status.session_status().as_str()])
+        .execute(
+            "UPDATE sessions SET status = $2, \
+             lease_owner = CASE WHEN lease_run_id = $3 THEN NULL ELSE lease_owner END, \
+             lease_run_id = CASE WHEN lease_run_id = $3 THEN NULL ELSE lease_run_id END WHERE id = $1",
+            &[&session_id, &status.session_status().as_str(), &run_id],
+        )
         .await?;
     Ok(())
 }
@@ -182,16 +192,27 @@ impl Store for PostgresStore {
 
     fn append(&self, append: Append) -> StoreFuture<'_, Vec<Appended>> {
         Box::pin(async move {
-            let Append { session_id, run_id, frames, ends_run, now } = append;
+            let Append { session_id, run_id, frames, ends_run, lease, now } = append;
             let mut client = self.pool.get().await?;
             let transaction = client.transaction().await?;
-            // The row lock orders appends to one session across instances; the primary key would refuse a
-            // duplicate `seq` even without it.
-            let last =
-                transaction.query_opt("SELECT last_seq FROM sessions WHERE id = $1 FOR UPDATE", &[&session_id]).await?;
-            let Some(mut seq) = last.map(|row| row.get::<_, i64>(0) as Seq) else {
+            // The row lock orders appends to one session across instances (the primary key would refuse a
+            // duplicate `seq` even without it) and holds the lease still while it is checked.
+            let Some(row) = transaction
+                .query_opt(
+                    "SELECT last_seq, lease_owner, lease_generation FROM sessions WHERE id = $1 FOR UPDATE",
+                    &[&session_id],
+                )
+                .await?
+            else {
                 return Err(StoreError::NoSession(session_id));
             };
+            if let Some(lease) = &lease
+                && (row.get::<_, Option<&str>>(1) != Some(lease.owner.as_str())
+                    || row.get::<_, i64>(2) as u64 != lease.generation)
+            {
+                return Err(StoreError::LeaseLost(session_id));
+            }
+            let mut seq = row.get::<_, i64>(0) as Seq;
             let insert = transaction
                 .prepare_cached("INSERT INTO frames (session_id, seq, kind, run_id, line) VALUES ($1, $2, $3, $4, $5)")
                 .await?;
@@ -218,6 +239,13 @@ impl Store for PostgresStore {
             if let (Some(status), Some(run_id)) = (ends_run, &run_id) {
                 finish_run(&transaction, run_id, &session_id, status, now).await?;
             }
+            // One wake-up per batch, delivered to the listening instances when the transaction commits.
+            transaction
+                .execute(
+                    "SELECT pg_notify($1, $2)",
+                    &[&listener::APPENDED, &listener::appended_payload(&session_id, seq)],
+                )
+                .await?;
             transaction.commit().await?;
             Ok(appended)
         })
@@ -252,19 +280,46 @@ impl Store for PostgresStore {
         })
     }
 
-    fn start_run<'a>(&'a self, run_id: &'a str, session_id: &'a str, now: u64) -> StoreFuture<'a, ()> {
+    fn start_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        session_id: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+        now: u64,
+    ) -> StoreFuture<'a, RunStart> {
         Box::pin(async move {
             let mut client = self.pool.get().await?;
             let transaction = client.transaction().await?;
+            let row = transaction
+                .query_opt(
+                    &format!("SELECT {HOLDER_COLUMNS}{DB_NOW} FROM sessions WHERE id = $1 FOR UPDATE"),
+                    &[&session_id],
+                )
+                .await?
+                .ok_or_else(|| StoreError::NoSession(session_id.to_owned()))?;
+            if let Some(holder) = holder_from_row(&row) {
+                return Ok(RunStart::Busy(holder));
+            }
+            let row = transaction
+                .query_one(
+                    &format!(
+                        "UPDATE sessions SET lease_owner = $2, lease_run_id = $3, \
+                         lease_generation = lease_generation + 1, lease_expires_at = {DB_NOW} + $4, \
+                         status = 'running' WHERE id = $1 RETURNING lease_generation, last_seq"
+                    ),
+                    &[&session_id, &owner, &run_id, &ms(ttl)],
+                )
+                .await?;
             transaction
                 .execute(
                     "INSERT INTO runs (id, session_id, status, started_at) VALUES ($1, $2, 'running', $3)",
                     &[&run_id, &session_id, &(now as i64)],
                 )
                 .await?;
-            transaction.execute("UPDATE sessions SET status = 'running' WHERE id = $1", &[&session_id]).await?;
             transaction.commit().await?;
-            Ok(())
+            let lease = Lease { owner: owner.to_owned(), generation: row.get::<_, i64>(0) as u64 };
+            Ok(RunStart::Started { lease, last_seq: row.get::<_, i64>(1) as Seq })
         })
     }
 
@@ -292,14 +347,151 @@ impl Store for PostgresStore {
         })
     }
 
-    fn running_runs(&self) -> StoreFuture<'_, Vec<InterruptedRun>> {
+    fn stale_runs(&self) -> StoreFuture<'_, Vec<InterruptedRun>> {
         Box::pin(async move {
             let client = self.pool.get().await?;
             let rows = client
-                .query("SELECT id, session_id FROM runs WHERE status = 'running' ORDER BY started_at", &[])
+                .query(
+                    &format!(
+                        "SELECT runs.id, runs.session_id FROM runs JOIN sessions ON sessions.id = runs.session_id \
+                         WHERE runs.status = 'running' \
+                         AND (sessions.lease_owner IS NULL OR sessions.lease_expires_at < {DB_NOW}) \
+                         ORDER BY runs.started_at"
+                    ),
+                    &[],
+                )
                 .await?;
             Ok(rows.iter().map(|row| InterruptedRun { run_id: row.get(0), session_id: row.get(1) }).collect())
         })
+    }
+
+    fn lease_holder<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<LeaseHolder>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_opt(&format!("SELECT {HOLDER_COLUMNS}{DB_NOW} FROM sessions WHERE id = $1"), &[&session_id])
+                .await?;
+            Ok(row.as_ref().and_then(holder_from_row))
+        })
+    }
+
+    fn renew_leases<'a>(&'a self, owner: &'a str, ttl: Duration) -> StoreFuture<'a, Vec<String>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    &format!(
+                        "UPDATE sessions SET lease_expires_at = {DB_NOW} + $2 WHERE lease_owner = $1 RETURNING id"
+                    ),
+                    &[&owner, &ms(ttl)],
+                )
+                .await?;
+            Ok(rows.iter().map(|row| row.get(0)).collect())
+        })
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        run_id: &'a str,
+        session_id: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<Lease>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_opt(
+                    &format!(
+                        "UPDATE sessions SET lease_owner = $3, lease_run_id = $2, \
+                         lease_generation = lease_generation + 1, lease_expires_at = {DB_NOW} + $4 \
+                         WHERE id = $1 AND (lease_owner IS NULL OR lease_expires_at < {DB_NOW}) \
+                         AND EXISTS (SELECT 1 FROM runs WHERE runs.id = $2 AND runs.status = 'running') \
+                         RETURNING lease_generation"
+                    ),
+                    &[&session_id, &run_id, &owner, &ms(ttl)],
+                )
+                .await?;
+            Ok(row.map(|row| Lease { owner: owner.to_owned(), generation: row.get::<_, i64>(0) as u64 }))
+        })
+    }
+
+    fn expire_leases<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            client.execute("UPDATE sessions SET lease_expires_at = 0 WHERE lease_owner = $1", &[&owner]).await?;
+            Ok(())
+        })
+    }
+
+    fn post_control<'a>(
+        &'a self,
+        session_id: &'a str,
+        run_id: &'a str,
+        owner: &'a str,
+        body: &'a str,
+        now: u64,
+    ) -> StoreFuture<'a, i64> {
+        Box::pin(async move {
+            let mut client = self.pool.get().await?;
+            let transaction = client.transaction().await?;
+            let row = transaction
+                .query_one(
+                    "INSERT INTO controls (session_id, run_id, owner, body, created_at) VALUES ($1, $2, $3, $4, $5) \
+                     RETURNING id",
+                    &[&session_id, &run_id, &owner, &body, &(now as i64)],
+                )
+                .await?;
+            transaction.execute("SELECT pg_notify($1, $2)", &[&listener::CONTROL, &owner]).await?;
+            transaction.commit().await?;
+            Ok(row.get(0))
+        })
+    }
+
+    fn pending_controls<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<PostedControl>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let rows = client
+                .query(
+                    "SELECT id, session_id, run_id, body FROM controls WHERE owner = $1 AND reply IS NULL ORDER BY id",
+                    &[&owner],
+                )
+                .await?;
+            Ok(rows
+                .iter()
+                .map(|row| PostedControl {
+                    id: row.get(0),
+                    session_id: row.get(1),
+                    run_id: row.get(2),
+                    body: row.get(3),
+                })
+                .collect())
+        })
+    }
+
+    fn answer_control<'a>(&'a self, id: i64, reply: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut client = self.pool.get().await?;
+            let transaction = client.transaction().await?;
+            transaction.execute("UPDATE controls SET reply = $2 WHERE id = $1", &[&id, &reply]).await?;
+            transaction.execute("SELECT pg_notify($1, $2)", &[&listener::REPLIED, &id.to_string()]).await?;
+            transaction.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn take_control_reply(&self, id: i64) -> StoreFuture<'_, Option<String>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_opt("DELETE FROM controls WHERE id = $1 AND reply IS NOT NULL RETURNING reply", &[&id])
+                .await?;
+            Ok(row.map(|row| row.get(0)))
+        })
+    }
+
+    fn listen(&self, sink: WakeSink) -> bool {
+        tokio::spawn(listener::listen(self.config.clone(), sink));
+        true
     }
 
     fn run_terminal_kind<'a>(&'a self, session_id: &'a str, run_id: &'a str) -> StoreFuture<'a, Option<String>> {
@@ -376,6 +568,7 @@ impl Store for PostgresStore {
     fn forget_requests_before(&self, cutoff: u64) -> StoreFuture<'_, usize> {
         Box::pin(async move {
             let client = self.pool.get().await?;
+            client.execute("DELETE FROM controls WHERE created_at < $1", &[&(cutoff as i64)]).await?;
             Ok(client.execute("DELETE FROM requests WHERE created_at < $1", &[&(cutoff as i64)]).await? as usize)
         })
     }
@@ -384,24 +577,6 @@ impl Store for PostgresStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn a_second_instance_on_one_database_is_refused_until_the_first_is_gone() {
-        let url = test_server::server().fresh_database().await;
-        let first = PostgresStore::open(&url).await.unwrap();
-        assert!(matches!(PostgresStore::open(&url).await, Err(StoreError::InstanceTaken)));
-        drop(first);
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        loop {
-            match PostgresStore::open(&url).await {
-                Ok(_) => break,
-                Err(StoreError::InstanceTaken) if std::time::Instant::now() < deadline => {
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                }
-                Err(error) => panic!("the lock was never released: {error}"),
-            }
-        }
-    }
 
     #[tokio::test]
     async fn a_database_from_a_newer_chatwire_is_refused() {

@@ -43,6 +43,26 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL
     );
     CREATE INDEX requests_by_age ON requests(created_at);",
+    // 2: run leases (owner, generation, expiry in ms of the database's clock), and controls relayed to a run's
+    // owner. A run left running by the first version gets an expired lease, so another instance ends it.
+    "ALTER TABLE sessions
+        ADD COLUMN lease_owner TEXT,
+        ADD COLUMN lease_run_id TEXT,
+        ADD COLUMN lease_generation BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN lease_expires_at BIGINT NOT NULL DEFAULT 0;
+    UPDATE sessions SET lease_owner = '', lease_run_id = runs.id
+        FROM runs WHERE runs.session_id = sessions.id AND runs.status = 'running';
+    CREATE INDEX sessions_by_lease_owner ON sessions(lease_owner) WHERE lease_owner IS NOT NULL;
+    CREATE TABLE controls (
+        id BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        run_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        body TEXT NOT NULL,
+        reply TEXT,
+        created_at BIGINT NOT NULL
+    );
+    CREATE INDEX controls_by_owner ON controls(owner, id) WHERE reply IS NULL;",
 ];
 
 /// Any fixed number: the advisory lock that makes one instance at a time migrate.

@@ -9,12 +9,13 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    Append, Appended, InterruptedRun, LoggedFrame, RequestClaim, RequestRecord, RunStatus, Store, StoreError,
-    StoreFuture, seq_cursor, session_status_from,
+    Append, Appended, InterruptedRun, Lease, LeaseHolder, LoggedFrame, PostedControl, RequestClaim, RequestRecord,
+    RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
 use crate::protocol::{ChatFrame, Seq, SessionSummary};
@@ -50,6 +51,9 @@ impl SqliteStore {
         writer.pragma_update(None, "journal_mode", "WAL")?;
         configure(&writer)?;
         schema::migrate(&mut writer)?;
+        // The embedded store belongs to one process at a time: leases held by a process before this one are void,
+        // and their runs are ended as soon as the chat opens.
+        writer.execute("UPDATE sessions SET lease_expires_at = 0 WHERE lease_owner IS NOT NULL", [])?;
         let writer = Arc::new(writer::Writer::new(writer, append_in));
         Ok(SqliteStore { path, writer, readers: Arc::new(Mutex::new(Vec::new())) })
     }
@@ -189,17 +193,34 @@ impl Store for SqliteStore {
         })
     }
 
-    fn start_run<'a>(&'a self, run_id: &'a str, session_id: &'a str, now: u64) -> StoreFuture<'a, ()> {
-        let (run_id, session_id) = (run_id.to_owned(), session_id.to_owned());
+    fn start_run<'a>(
+        &'a self,
+        run_id: &'a str,
+        session_id: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+        now: u64,
+    ) -> StoreFuture<'a, RunStart> {
+        let (run_id, session_id, owner) = (run_id.to_owned(), session_id.to_owned(), owner.to_owned());
         self.write(move |c| {
             let transaction = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let holder =
+                lease_holder(&transaction, &session_id)?.ok_or_else(|| StoreError::NoSession(session_id.clone()))?;
+            if let Some(holder) = holder {
+                return Ok(RunStart::Busy(holder));
+            }
+            let (generation, last_seq): (i64, i64) = transaction.query_row(
+                "UPDATE sessions SET lease_owner = ?2, lease_run_id = ?3, lease_generation = lease_generation + 1, \
+                 lease_expires_at = ?4, status = 'running' WHERE id = ?1 RETURNING lease_generation, last_seq",
+                params![session_id, owner, run_id, expiry(ttl)],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )?;
             transaction.execute(
                 "INSERT INTO runs (id, session_id, status, started_at) VALUES (?1, ?2, 'running', ?3)",
                 params![run_id, session_id, now as i64],
             )?;
-            transaction.execute("UPDATE sessions SET status = 'running' WHERE id = ?1", params![session_id])?;
             transaction.commit()?;
-            Ok(())
+            Ok(RunStart::Started { lease: Lease { owner, generation: generation as u64 }, last_seq: last_seq as Seq })
         })
     }
 
@@ -228,14 +249,121 @@ impl Store for SqliteStore {
         })
     }
 
-    fn running_runs(&self) -> StoreFuture<'_, Vec<InterruptedRun>> {
+    fn stale_runs(&self) -> StoreFuture<'_, Vec<InterruptedRun>> {
         self.read(|c| {
-            let mut statement =
-                c.prepare_cached("SELECT id, session_id FROM runs WHERE status = 'running' ORDER BY started_at")?;
-            let rows =
-                statement.query_map([], |row| Ok(InterruptedRun { run_id: row.get(0)?, session_id: row.get(1)? }))?;
+            let mut statement = c.prepare_cached(
+                "SELECT runs.id, runs.session_id FROM runs JOIN sessions ON sessions.id = runs.session_id \
+                 WHERE runs.status = 'running' AND (sessions.lease_owner IS NULL OR sessions.lease_expires_at < ?1) \
+                 ORDER BY runs.started_at",
+            )?;
+            let rows = statement
+                .query_map([clock_ms()], |row| Ok(InterruptedRun { run_id: row.get(0)?, session_id: row.get(1)? }))?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
+    }
+
+    fn lease_holder<'a>(&'a self, session_id: &'a str) -> StoreFuture<'a, Option<LeaseHolder>> {
+        let session_id = session_id.to_owned();
+        self.read(move |c| Ok(lease_holder(c, &session_id)?.flatten()))
+    }
+
+    fn renew_leases<'a>(&'a self, owner: &'a str, ttl: Duration) -> StoreFuture<'a, Vec<String>> {
+        let owner = owner.to_owned();
+        self.write(move |c| {
+            let mut statement =
+                c.prepare_cached("UPDATE sessions SET lease_expires_at = ?2 WHERE lease_owner = ?1 RETURNING id")?;
+            let rows = statement.query_map(params![owner, expiry(ttl)], |row| row.get(0))?;
+            Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        })
+    }
+
+    fn take_over<'a>(
+        &'a self,
+        run_id: &'a str,
+        session_id: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<Lease>> {
+        let (run_id, session_id, owner) = (run_id.to_owned(), session_id.to_owned(), owner.to_owned());
+        self.write(move |c| {
+            let transaction = c.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let generation: Option<i64> = transaction
+                .query_row(
+                    "UPDATE sessions SET lease_owner = ?3, lease_run_id = ?2, lease_generation = lease_generation + 1, \
+                     lease_expires_at = ?4 WHERE id = ?1 AND (lease_owner IS NULL OR lease_expires_at < ?5) \
+                     AND EXISTS (SELECT 1 FROM runs WHERE runs.id = ?2 AND runs.status = 'running') \
+                     RETURNING lease_generation",
+                    params![session_id, run_id, owner, expiry(ttl), clock_ms()],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            transaction.commit()?;
+            Ok(generation.map(|generation| Lease { owner, generation: generation as u64 }))
+        })
+    }
+
+    fn expire_leases<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, ()> {
+        let owner = owner.to_owned();
+        self.write(move |c| {
+            c.execute("UPDATE sessions SET lease_expires_at = 0 WHERE lease_owner = ?1", params![owner])?;
+            Ok(())
+        })
+    }
+
+    fn post_control<'a>(
+        &'a self,
+        session_id: &'a str,
+        run_id: &'a str,
+        owner: &'a str,
+        body: &'a str,
+        now: u64,
+    ) -> StoreFuture<'a, i64> {
+        let (session_id, run_id, owner, body) =
+            (session_id.to_owned(), run_id.to_owned(), owner.to_owned(), body.to_owned());
+        self.write(move |c| {
+            Ok(c.query_row(
+                "INSERT INTO controls (session_id, run_id, owner, body, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 RETURNING id",
+                params![session_id, run_id, owner, body, now as i64],
+                |row| row.get(0),
+            )?)
+        })
+    }
+
+    fn pending_controls<'a>(&'a self, owner: &'a str) -> StoreFuture<'a, Vec<PostedControl>> {
+        let owner = owner.to_owned();
+        self.read(move |c| {
+            let mut statement = c.prepare_cached(
+                "SELECT id, session_id, run_id, body FROM controls WHERE owner = ?1 AND reply IS NULL ORDER BY id",
+            )?;
+            let rows = statement.query_map(params![owner], |row| {
+                Ok(PostedControl { id: row.get(0)?, session_id: row.get(1)?, run_id: row.get(2)?, body: row.get(3)? })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
+
+    fn answer_control<'a>(&'a self, id: i64, reply: &'a str) -> StoreFuture<'a, ()> {
+        let reply = reply.to_owned();
+        self.write(move |c| {
+            c.execute("UPDATE controls SET reply = ?2 WHERE id = ?1", params![id, reply])?;
+            Ok(())
+        })
+    }
+
+    fn take_control_reply(&self, id: i64) -> StoreFuture<'_, Option<String>> {
+        self.write(move |c| {
+            Ok(c.query_row(
+                "DELETE FROM controls WHERE id = ?1 AND reply IS NOT NULL RETURNING reply",
+                params![id],
+                |row| row.get(0),
+            )
+            .optional()?)
+        })
+    }
+
+    fn listen(&self, _sink: WakeSink) -> bool {
+        false
     }
 
     fn run_terminal_kind<'a>(&'a self, session_id: &'a str, run_id: &'a str) -> StoreFuture<'a, Option<String>> {
@@ -301,17 +429,30 @@ impl Store for SqliteStore {
     }
 
     fn forget_requests_before(&self, cutoff: u64) -> StoreFuture<'_, usize> {
-        self.write(move |c| Ok(c.execute("DELETE FROM requests WHERE created_at < ?1", params![cutoff as i64])?))
+        self.write(move |c| {
+            c.execute("DELETE FROM controls WHERE created_at < ?1", params![cutoff as i64])?;
+            Ok(c.execute("DELETE FROM requests WHERE created_at < ?1", params![cutoff as i64])?)
+        })
     }
 }
 
 /// One append, inside the writer's transaction.
 fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, StoreError> {
-    let Append { session_id, run_id, frames, ends_run, now } = append;
-    let last: Option<i64> = connection
-        .query_row("SELECT last_seq FROM sessions WHERE id = ?1", params![session_id], |row| row.get(0))
+    let Append { session_id, run_id, frames, ends_run, lease, now } = append;
+    let last: Option<(i64, Option<String>, i64)> = connection
+        .query_row(
+            "SELECT last_seq, lease_owner, lease_generation FROM sessions WHERE id = ?1",
+            params![session_id],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )
         .optional()?;
-    let Some(mut seq) = last.map(|last| last as Seq) else { return Err(StoreError::NoSession(session_id)) };
+    let Some((last, owner, generation)) = last else { return Err(StoreError::NoSession(session_id)) };
+    if let Some(lease) = &lease
+        && (owner.as_deref() != Some(lease.owner.as_str()) || generation as u64 != lease.generation)
+    {
+        return Err(StoreError::LeaseLost(session_id));
+    }
+    let mut seq = last as Seq;
     let mut appended = Vec::with_capacity(frames.len());
     let mut messages = 0_i64;
     let mut insert = connection
@@ -376,10 +517,43 @@ fn finish_run(
         params![run_id, status.as_str(), now as i64],
     )?;
     connection.execute(
-        "UPDATE sessions SET status = ?2 WHERE id = ?1",
-        params![session_id, status.session_status().as_str()],
+        "UPDATE sessions SET status = ?2, \
+         lease_owner = CASE WHEN lease_run_id = ?3 THEN NULL ELSE lease_owner END, \
+         lease_run_id = CASE WHEN lease_run_id = ?3 THEN NULL ELSE lease_run_id END WHERE id = ?1",
+        params![session_id, status.session_status().as_str(), run_id],
     )?;
     Ok(())
+}
+
+/// The session's lease holder; `None` when there is no such session.
+fn lease_holder(connection: &Connection, session_id: &str) -> Result<Option<Option<LeaseHolder>>, StoreError> {
+    Ok(connection
+        .query_row(
+            "SELECT lease_owner, lease_run_id, lease_generation, lease_expires_at < ?2 FROM sessions WHERE id = ?1",
+            params![session_id, clock_ms()],
+            |row| {
+                let owner: Option<String> = row.get(0)?;
+                Ok(match owner {
+                    Some(owner) => Some(LeaseHolder {
+                        owner,
+                        run_id: row.get(1)?,
+                        generation: row.get::<_, i64>(2)? as u64,
+                        expired: row.get(3)?,
+                    }),
+                    None => None,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// Lease times are this process's clock: the embedded store has no other writer.
+fn clock_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+fn expiry(ttl: Duration) -> i64 {
+    clock_ms().saturating_add(ttl.as_millis() as i64)
 }
 
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {

@@ -44,6 +44,25 @@ pub(super) const MIGRATIONS: &[&str] = &[
     );",
     // 2: request ids by age, for the periodic purge.
     "CREATE INDEX requests_by_age ON requests(created_at);",
+    // 3: run leases, and controls relayed to a run's owner (the shape the PostgreSQL store shares between
+    // instances). A run left running by an older version gets an expired lease, so it is ended as before.
+    "ALTER TABLE sessions ADD COLUMN lease_owner TEXT;
+    ALTER TABLE sessions ADD COLUMN lease_run_id TEXT;
+    ALTER TABLE sessions ADD COLUMN lease_generation INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN lease_expires_at INTEGER NOT NULL DEFAULT 0;
+    UPDATE sessions SET lease_owner = '', lease_run_id = (
+        SELECT id FROM runs WHERE runs.session_id = sessions.id AND runs.status = 'running' LIMIT 1
+    ) WHERE EXISTS (SELECT 1 FROM runs WHERE runs.session_id = sessions.id AND runs.status = 'running');
+    CREATE TABLE controls (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        run_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        body TEXT NOT NULL,
+        reply TEXT,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX controls_by_owner ON controls(owner, id);",
 ];
 
 /// The schema version this build writes.
