@@ -221,8 +221,10 @@ async fn session_events(
     let live = state.chat.live(&id).await?;
     // An `EventSource` keeps its first URL (`?after=0`) and adds `Last-Event-ID` when it reconnects: the larger of
     // the two is what the client has. A cursor past the end of the log is the end of the log: nothing of it is
-    // sent again, and the tail goes on from there.
-    let after = query.after.max(last_event_id).unwrap_or(0).min(live.last_seq());
+    // sent again, and the tail goes on from there. The end is the store's: this instance's view of it may lag
+    // another instance's appends, and clamping to that would send frames the client has again.
+    let end = state.chat.store.last_seq(&id).await?.unwrap_or_else(|| live.last_seq());
+    let after = query.after.max(last_event_id).unwrap_or(0).min(end);
     let tail = super::chat::Tail { after, until_run: None };
     Ok(tail_response(state.chat.clone(), live, tail, Framing::from_accept(&headers)))
 }

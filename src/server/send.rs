@@ -44,7 +44,11 @@ impl Chat {
             return attach(request_id, &taken, &request.session_id, &body_hash);
         }
         // From the store, not this instance's view of it: another instance may have appended a moment ago.
-        let after = self.store.last_seq(live.id()).await?.unwrap_or_else(|| live.last_seq());
+        let Some(after) = self.store.last_seq(live.id()).await? else {
+            // Deleted on another instance since this one first saw it.
+            self.sessions.forget(live.id()).await;
+            return Err(ChatError::UnknownSession(live.id().to_owned()));
+        };
         let local = live.with_active(|active| active.map(|run| (run.run_id.clone(), run.control.is_closing())));
         let plan = match (local, request.streaming_behavior) {
             // A run that is only finishing up (its `done` may already be out) is waited for, not refused.

@@ -11,6 +11,8 @@ mod support;
 mod agent_loop;
 mod chat_state;
 #[cfg(feature = "ssr")]
+mod instances;
+#[cfg(feature = "ssr")]
 mod mcp;
 mod ndjson;
 #[cfg(feature = "ssr")]

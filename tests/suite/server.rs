@@ -6,7 +6,51 @@ use std::time::{Duration, Instant};
 use crate::support::server::{Lines, Server, TOKEN, kind, script_file, seq};
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
+
+/// Where a reliability test runs: one server on its SQLite file, or three instances on one PostgreSQL database with
+/// a shared data dir, each request going to the next instance in turn.
+#[derive(Debug, Clone, Copy)]
+enum Deploy {
+    One,
+    Three,
+}
+
+impl Deploy {
+    /// A sleep duration of the test's own, so that the two deployments' commands can be told apart by `pgrep`.
+    fn seconds(self, seconds: &str) -> &str {
+        match (self, seconds) {
+            (Deploy::One, _) => seconds,
+            (Deploy::Three, "301.25") => "301.75",
+            (Deploy::Three, "303.25") => "303.75",
+            (Deploy::Three, other) => panic!("no three-instance twin for sleep {other}"),
+        }
+    }
+}
+
+async fn deploy(how: Deploy, data: &std::path::Path, script: &std::path::Path, extra: &[&str]) -> Server {
+    match how {
+        Deploy::One => Server::start(data, script, extra),
+        Deploy::Three => Server::cluster(3, data, script, extra).await,
+    }
+}
+
+/// The test `$name(how)` run on one server and on three instances.
+macro_rules! both_deployments {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test]
+            async fn on_one_server() {
+                super::$name(super::Deploy::One).await
+            }
+
+            #[tokio::test]
+            async fn on_three_instances() {
+                super::$name(super::Deploy::Three).await
+            }
+        }
+    };
+}
 
 /// A run with text, a multi-line file streamed as typed, a command with live output, and a final answer.
 const LIVELY: &str = r#"{"chunkChars": 5, "delayMs": 2, "turns": [
@@ -16,7 +60,7 @@ const LIVELY: &str = r#"{"chunkChars": 5, "delayMs": 2, "turns": [
   {"text": "Done: the file has **three** lines."}
 ]}"#;
 
-async fn chat(server: &Server, session: &str, body: Value) -> Lines {
+pub(crate) async fn chat(server: &Server, session: &str, body: Value) -> Lines {
     let mut body = body;
     body["sessionId"] = json!(session);
     let response =
@@ -24,7 +68,7 @@ async fn chat(server: &Server, session: &str, body: Value) -> Lines {
     Lines::new(response.unwrap())
 }
 
-async fn replay_run(server: &Server, session: &str, after: u64) -> Vec<String> {
+pub(crate) async fn replay_run(server: &Server, session: &str, after: u64) -> Vec<String> {
     let request = server.get(&format!("/api/sessions/{session}/events?after={after}")).send();
     let response = tokio::time::timeout(WAIT, request).await.expect("GET events answers").unwrap();
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("application/x-ndjson"));
@@ -45,10 +89,10 @@ async fn replay_run(server: &Server, session: &str, after: u64) -> Vec<String> {
     out
 }
 
-#[tokio::test]
-async fn a_dropped_stream_resumes_from_its_last_seq_without_gap_or_duplicate() {
+both_deployments!(a_dropped_stream_resumes_from_its_last_seq_without_gap_or_duplicate);
+async fn a_dropped_stream_resumes_from_its_last_seq_without_gap_or_duplicate(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let server = deploy(how, &dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]).await;
 
     let session = server.new_session().await;
     let whole = chat(&server, &session, json!({"message": "go"})).await.rest(WAIT).await;
@@ -85,10 +129,10 @@ async fn a_dropped_stream_resumes_from_its_last_seq_without_gap_or_duplicate() {
     }
 }
 
-#[tokio::test]
-async fn a_run_survives_its_viewer_and_sse_carries_the_same_frames() {
+both_deployments!(a_run_survives_its_viewer_and_sse_carries_the_same_frames);
+async fn a_run_survives_its_viewer_and_sse_carries_the_same_frames(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let server = deploy(how, &dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]).await;
     let session = server.new_session().await;
     let mut stream = chat(&server, &session, json!({"message": "go"})).await;
     stream.next_within(WAIT).await.unwrap();
@@ -144,7 +188,7 @@ fn sleeper(seconds: &str) -> String {
     )
 }
 
-async fn read_until(lines: &mut Lines, needle: &str) -> Vec<String> {
+pub(crate) async fn read_until(lines: &mut Lines, needle: &str) -> Vec<String> {
     let mut seen = Vec::new();
     loop {
         let line = lines.next_within(WAIT).await.unwrap_or_else(|| panic!("the stream ended before {needle}"));
@@ -165,14 +209,15 @@ fn sleeper_running(seconds: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-#[tokio::test]
-async fn stop_ends_a_long_command_quickly_and_keeps_the_partial_answer() {
+both_deployments!(stop_ends_a_long_command_quickly_and_keeps_the_partial_answer);
+async fn stop_ends_a_long_command_quickly_and_keeps_the_partial_answer(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), &sleeper("301.25")), &[]);
+    let server =
+        deploy(how, &dir.path().join("data"), &script_file(dir.path(), &sleeper(how.seconds("301.25"))), &[]).await;
     let session = server.new_session().await;
     let mut lines = chat(&server, &session, json!({"message": "sleep"})).await;
     read_until(&mut lines, "\"output\":\"started").await;
-    assert!(sleeper_running("301.25"));
+    assert!(sleeper_running(how.seconds("301.25")));
 
     let stopped_at = Instant::now();
     let stop: Value =
@@ -185,7 +230,7 @@ async fn stop_ends_a_long_command_quickly_and_keeps_the_partial_answer() {
     assert_eq!(done["message"]["parts"][0], json!({"type": "text", "text": "Sleeping."}));
     assert_eq!(done["message"]["parts"][1]["state"], "output-error");
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(!sleeper_running("301.25"), "the command's process group is still alive");
+    assert!(!sleeper_running(how.seconds("301.25")), "the command's process group is still alive");
 
     let again: Value =
         server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap().json().await.unwrap();
@@ -221,10 +266,10 @@ async fn a_killed_server_restarts_with_the_session_intact_and_the_run_interrupte
     assert_eq!(seq(&next[0]), seq(log.last().unwrap()) + 1, "seq continues across the restart");
 }
 
-#[tokio::test]
-async fn request_ids_make_a_send_idempotent() {
+both_deployments!(request_ids_make_a_send_idempotent);
+async fn request_ids_make_a_send_idempotent(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let server = deploy(how, &dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]).await;
     let session = server.new_session().await;
     let body = json!({"message": "go", "requestId": "req-1"});
     let (a, b) = tokio::join!(chat(&server, &session, body.clone()), chat(&server, &session, body.clone()));
@@ -245,10 +290,11 @@ async fn request_ids_make_a_send_idempotent() {
     assert_eq!(log.iter().filter(|l| kind(l) == "start").count(), 1, "one run for one request id");
 }
 
-#[tokio::test]
-async fn a_second_send_during_a_run_is_refused_or_queued() {
+both_deployments!(a_second_send_during_a_run_is_refused_or_queued);
+async fn a_second_send_during_a_run_is_refused_or_queued(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), &sleeper("303.25")), &[]);
+    let server =
+        deploy(how, &dir.path().join("data"), &script_file(dir.path(), &sleeper(how.seconds("303.25"))), &[]).await;
     let session = server.new_session().await;
     let mut running = chat(&server, &session, json!({"message": "sleep"})).await;
     read_until(&mut running, "\"output\":\"started").await;
@@ -270,11 +316,11 @@ async fn a_second_send_during_a_run_is_refused_or_queued() {
     );
 }
 
-#[tokio::test]
-async fn a_steer_sent_while_a_run_ends_is_delivered_or_starts_the_next_run() {
+both_deployments!(a_steer_sent_while_a_run_ends_is_delivered_or_starts_the_next_run);
+async fn a_steer_sent_while_a_run_ends_is_delivered_or_starts_the_next_run(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"delayMs": 1, "chunkChars": 50, "turns": [{"text": "Short answer."}]}"#;
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), script), &[]);
+    let server = deploy(how, &dir.path().join("data"), &script_file(dir.path(), script), &[]).await;
     let session = server.new_session().await;
     let mut accepted = Vec::new();
     for round in 0..20 {
@@ -397,13 +443,14 @@ async fn a_consumer_that_never_reads_holds_no_frames_in_the_server_and_the_run_c
     );
 }
 
-#[tokio::test]
-async fn an_approval_is_taken_once_and_the_approved_call_runs() {
+both_deployments!(an_approval_is_taken_once_and_the_approved_call_runs);
+async fn an_approval_is_taken_once_and_the_approved_call_runs(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"delayMs": 0, "turns": [
       {"text": "Writing.", "toolCalls": [{"name": "write", "arguments": {"path": "note.txt", "content": "hi"}}]},
       {"text": "Done."}]}"#;
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), script), &["--approve", "writes"]);
+    let server =
+        deploy(how, &dir.path().join("data"), &script_file(dir.path(), script), &["--approve", "writes"]).await;
     let session = server.new_session().await;
     let mut run = chat(&server, &session, json!({"message": "write"})).await;
     let waiting = read_until(&mut run, "\"state\":\"approval-requested\"").await;
@@ -452,10 +499,10 @@ async fn a_run_with_nothing_to_show_ends_in_an_error_not_an_empty_done() {
     assert_eq!(kind(again.last().unwrap()), "error", "the session stays usable");
 }
 
-#[tokio::test]
-async fn sessions_can_be_listed_renamed_and_deleted() {
+both_deployments!(sessions_can_be_listed_renamed_and_deleted);
+async fn sessions_can_be_listed_renamed_and_deleted(how: Deploy) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(&dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]);
+    let server = deploy(how, &dir.path().join("data"), &script_file(dir.path(), LIVELY), &[]).await;
     let session = server.new_session().await;
     chat(&server, &session, json!({"message": "Fix the build\nplease"})).await.rest(WAIT).await;
     let list: Value = server.get("/api/sessions").send().await.unwrap().json().await.unwrap();

@@ -11,5 +11,7 @@ pub mod invariants;
 #[cfg(feature = "ssr")]
 pub mod mapper;
 #[cfg(feature = "ssr")]
+pub mod postgres;
+#[cfg(feature = "ssr")]
 pub mod server;
 pub mod strategies;

@@ -11,11 +11,29 @@ use serde_json::Value;
 
 pub const TOKEN: &str = "test-token-0123456789";
 
+/// One chatwire server, or several instances of it on one PostgreSQL database with one shared data dir. Requests
+/// go to the instances in turn, so that a test written for one server checks that several give the same answers.
 pub struct Server {
-    child: Child,
+    instances: Vec<Instance>,
+    turn: std::sync::atomic::AtomicUsize,
+    launch: Launch,
+    /// The first instance's address.
     pub base: String,
+    /// The PostgreSQL database the instances share, if they do.
+    pub database_url: Option<String>,
     pub data_dir: PathBuf,
     pub http: reqwest::Client,
+}
+
+struct Instance {
+    child: Option<Child>,
+    base: String,
+}
+
+/// How to start an instance again.
+struct Launch {
+    args: Vec<std::ffi::OsString>,
+    env: Vec<(String, String)>,
 }
 
 impl Server {
@@ -26,40 +44,78 @@ impl Server {
 
     /// Like `start`, with extra environment variables for the server process.
     pub fn start_with_env(data_dir: &Path, script: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_chatwire"))
-            .envs(env.iter().copied())
-            .args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN])
-            .arg("--data-dir")
-            .arg(data_dir)
-            .arg("--script")
-            .arg(script)
-            .args(extra)
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the chatwire binary starts");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("the server prints its URL");
-        let url =
-            line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {line:?}"));
-        let base = url.split("/?").next().unwrap().trim_end_matches('/').to_owned();
-        Server { child, base, data_dir: data_dir.to_owned(), http: reqwest::Client::new() }
+        Server::launch(1, data_dir, script, extra, env)
     }
 
+    /// `count` instances on one fresh database of the tests' PostgreSQL server, sharing `data_dir`.
+    pub async fn cluster(count: usize, data_dir: &Path, script: &Path, extra: &[&str]) -> Server {
+        let url = crate::support::postgres::server().fresh_database().await;
+        let mut extra: Vec<&str> = extra.to_vec();
+        extra.extend(["--database-url", &url]);
+        let mut server = Server::launch(count, data_dir, script, &extra, &[]);
+        server.database_url = Some(url);
+        server
+    }
+
+    fn launch(count: usize, data_dir: &Path, script: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut args: Vec<std::ffi::OsString> =
+            ["serve", "--addr", "127.0.0.1:0", "--token", TOKEN, "--data-dir"].iter().map(Into::into).collect();
+        args.push(data_dir.into());
+        args.push("--script".into());
+        args.push(script.into());
+        args.extend(extra.iter().map(Into::into));
+        let launch = Launch { args, env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect() };
+        let instances: Vec<Instance> = (0..count).map(|_| launch.spawn()).collect();
+        Server {
+            base: instances[0].base.clone(),
+            database_url: None,
+            instances,
+            turn: Default::default(),
+            launch,
+            data_dir: data_dir.to_owned(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Kills every instance.
     pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        for index in 0..self.instances.len() {
+            self.kill_instance(index);
+        }
     }
 
-    /// Sends SIGTERM (what `docker stop` and systemd send) and waits up to `within` for the process to exit.
+    /// SIGKILLs instance `index` (a crash: no shutdown of any kind).
+    pub fn kill_instance(&mut self, index: usize) {
+        if let Some(mut child) = self.instances[index].child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts instance `index` again (on a new port) after it was killed.
+    pub fn restart_instance(&mut self, index: usize) {
+        self.kill_instance(index);
+        self.instances[index] = self.launch.spawn();
+    }
+
+    /// The process id of instance `index`, while it runs.
+    pub fn instance_pid(&self, index: usize) -> Option<u32> {
+        self.instances[index].child.as_ref().map(Child::id)
+    }
+
+    pub fn instance_count(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Sends SIGTERM (what `docker stop` and systemd send) to the first instance and waits up to `within` for it to
+    /// exit.
     pub fn terminate(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
+        let child = self.instances[0].child.as_mut().expect("the instance runs");
         // SAFETY: kill(2) on our own child's pid has no memory effects.
-        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
         let deadline = std::time::Instant::now() + within;
         while std::time::Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().expect("the child can be waited for") {
+            if let Some(status) = child.try_wait().expect("the child can be waited for") {
                 return Some(status);
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -67,15 +123,24 @@ impl Server {
         None
     }
 
-    /// The most memory the server process has held so far (VmHWM), in KiB.
+    /// The most memory the first instance has held so far (VmHWM), in KiB.
     pub fn peak_memory_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).expect("/proc/<pid>/status");
+        let child = self.instances[0].child.as_ref().expect("the instance runs");
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).expect("/proc/<pid>/status");
         let line = status.lines().find(|l| l.starts_with("VmHWM:")).expect("a VmHWM line");
         line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number of KiB")
     }
 
+    /// `path` on the next running instance in turn.
     pub fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
+        let running: Vec<&Instance> = self.instances.iter().filter(|i| i.child.is_some()).collect();
+        let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        format!("{}{path}", running[turn % running.len()].base)
+    }
+
+    /// `path` on instance `index`.
+    pub fn instance_url(&self, index: usize, path: &str) -> String {
+        format!("{}{path}", self.instances[index].base)
     }
 
     pub fn post(&self, path: &str, body: &Value) -> reqwest::RequestBuilder {
@@ -90,6 +155,26 @@ impl Server {
         let created: Value =
             self.post("/api/sessions", &serde_json::json!({})).send().await.unwrap().json().await.unwrap();
         created["session"]["sessionId"].as_str().unwrap().to_owned()
+    }
+}
+
+impl Launch {
+    fn spawn(&self) -> Instance {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chatwire"))
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .args(&self.args)
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the chatwire binary starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("the server prints its URL");
+        let url =
+            line.split_whitespace().find(|w| w.starts_with("http://")).unwrap_or_else(|| panic!("no URL in {line:?}"));
+        let base = url.split("/?").next().unwrap().trim_end_matches('/').to_owned();
+        Instance { child: Some(child), base }
     }
 }
 

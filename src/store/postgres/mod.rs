@@ -6,6 +6,7 @@
 mod listener;
 mod schema;
 #[cfg(test)]
+#[path = "../../../tests/support/postgres.rs"]
 pub(crate) mod test_server;
 
 use std::time::Duration;
