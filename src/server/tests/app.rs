@@ -89,9 +89,20 @@ pub async fn chat_on(
     keepalive: Duration,
     runtime: impl FnOnce(Arc<ModelCatalog>) -> Arc<dyn Runtime>,
 ) -> Arc<Chat> {
+    let store = Arc::new(SqliteStore::open(dir).expect("the store opens"));
+    chat_over(store, script, dir, keepalive, runtime).await
+}
+
+/// The chat core over `store` (which other chats may share), keeping workspaces in `dir`.
+pub async fn chat_over(
+    store: Arc<dyn crate::store::Store>,
+    script: &str,
+    dir: &std::path::Path,
+    keepalive: Duration,
+    runtime: impl FnOnce(Arc<ModelCatalog>) -> Arc<dyn Runtime>,
+) -> Arc<Chat> {
     let models = scripted_models(script);
     let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive, lease_ttl: Duration::from_secs(15) };
-    let store = Arc::new(SqliteStore::open(dir).expect("the store opens"));
     Chat::open(store, runtime(models.clone()), models, config).await.expect("the chat opens")
 }
 

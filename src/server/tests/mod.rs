@@ -4,5 +4,6 @@ mod app;
 mod core;
 mod edge;
 mod gate;
+mod instances;
 mod routes;
 mod stream;
