@@ -787,7 +787,9 @@ fn reordered<'de, A: MapAccess<'de>>(mut entries: Map<String, Value>, mut map: A
         entries.insert(key, value);
     }
     let frame_type = match entries.get("type") {
-        Some(Value::String(name)) => FrameType::parse(name).ok_or_else(|| A::Error::custom(unknown_frame_type(name)))?,
+        Some(Value::String(name)) => {
+            FrameType::parse(name).ok_or_else(|| A::Error::custom(unknown_frame_type(name)))?
+        }
         Some(_) => return Err(A::Error::custom("field `type`: expected a string")),
         None => return Err(A::Error::missing_field("type")),
     };
@@ -815,15 +817,18 @@ fn reordered<'de, A: MapAccess<'de>>(mut entries: Map<String, Value>, mut map: A
     let written = tags
         .iter()
         .filter_map(|tag| entries.get(*tag).map(|value| (*tag, value)))
-        .chain(entries.iter().filter(|(key, _)| !tags.contains(&key.as_str())).map(|(key, value)| (key.as_str(), value)))
+        .chain(
+            entries.iter().filter(|(key, _)| !tags.contains(&key.as_str())).map(|(key, value)| (key.as_str(), value)),
+        )
         .try_for_each(|(key, value)| write(key, value));
     written.map_err(A::Error::custom)?;
     text.push(b'}');
     serde_json::from_slice(&text).map_err(|error| A::Error::custom(without_position(&error)))
 }
 
-/// serde_json's message without the " at line 1 column N" of the rewritten text, which is not the reader's.
-fn without_position(error: &serde_json::Error) -> String {
+/// serde_json's message without its " at line 1 column N": within one line only the column means anything, and in
+/// the rewritten text of `reordered` not even that.
+pub(super) fn without_position(error: &serde_json::Error) -> String {
     let text = error.to_string();
     match text.rfind(" at line ") {
         Some(cut) => text[..cut].to_owned(),

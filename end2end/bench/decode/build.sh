@@ -18,7 +18,7 @@ export PATH="$ROOT/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 : "${CARGO_TARGET_DIR:?set CARGO_TARGET_DIR}"
 
 # The bench crate keeps its own copy of the shipping profile; a copy that drifted would time another build.
-profile() { sed -n '/^\[profile\.wasm-release\]/,/^\[/p' "$1" | grep -v '^#' | grep -v '^\[' | grep -v '^$'; }
+profile() { awk '/^\[/ { on = index($0, "[profile.wasm-release") == 1 } on && !/^#/ && NF' "$1"; }
 if ! diff <(profile "$ROOT/Cargo.toml") <(profile "$HERE/Cargo.toml") >&2; then
   echo "decode/Cargo.toml's [profile.wasm-release] differs from Cargo.toml's; copy it over" >&2
   exit 1
