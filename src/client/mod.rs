@@ -60,11 +60,11 @@ fn js_error(value: JsValue) -> ClientError {
     ClientError::Network(text)
 }
 
-/// A JSON body, decoded as the stream's frames are (bytes → `serde_json::Value` → `T`): each type then has one
-/// decoder in the WASM, not one per kind of input.
+/// A JSON body, decoded as the stream's frames are (straight from the bytes, no `serde_json::Value` in between):
+/// the messages of a session are then read by the same decoder as the frames that carry them, and a long session
+/// opens without building a `Value` tree of it first.
 async fn json<T: serde::de::DeserializeOwned>(response: &Response) -> Result<T, ClientError> {
-    let decode = |bytes: &[u8]| serde_json::from_slice(bytes).and_then(serde_json::from_value::<T>);
-    decode(&response.binary().await?).map_err(|error| ClientError::from(gloo_net::Error::from(error)))
+    serde_json::from_slice(&response.binary().await?).map_err(|error| ClientError::from(gloo_net::Error::from(error)))
 }
 
 async fn checked(response: Response) -> Result<Response, ClientError> {

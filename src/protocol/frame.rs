@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use serde::de::{DeserializeOwned, Error as _};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -97,7 +98,25 @@ impl FrameType {
     }
 
     pub fn parse(name: &str) -> Option<FrameType> {
-        FrameType::ALL.into_iter().find(|t| t.as_str() == name)
+        // A match rather than a search of `ALL`: this runs once per decoded frame.
+        Some(match name {
+            "start" => FrameType::Start,
+            "message" => FrameType::Message,
+            "delta" => FrameType::Delta,
+            "thinking" => FrameType::Thinking,
+            "tool_draft" => FrameType::ToolDraft,
+            "tool_args_delta" => FrameType::ToolArgsDelta,
+            "tool" => FrameType::Tool,
+            "plan" => FrameType::Plan,
+            "state" => FrameType::State,
+            "queue" => FrameType::Queue,
+            "compaction" => FrameType::Compaction,
+            "retry" => FrameType::Retry,
+            "done" => FrameType::Done,
+            "error" => FrameType::Error,
+            "ping" => FrameType::Ping,
+            _ => return None,
+        })
     }
 }
 
@@ -247,11 +266,70 @@ pub struct ToolDraftFrame {
 }
 
 /// One step of a path into a tool call's arguments.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(untagged)]
 pub enum PathSegment {
     Index(u64),
     Key(String),
+}
+
+/// By the JSON kind of the step, read once: serde's derived untagged enum would buffer every step into its private
+/// `Content` type and then try each variant on it.
+impl<'de> Deserialize<'de> for PathSegment {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(PathSegmentVisitor)
+    }
+}
+
+struct PathSegmentVisitor;
+
+impl<'de> Visitor<'de> for PathSegmentVisitor {
+    type Value = PathSegment;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a path step (an object key or an array index)")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, index: u64) -> Result<PathSegment, E> {
+        Ok(PathSegment::Index(index))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<PathSegment, E> {
+        Ok(PathSegment::Key(key.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, key: String) -> Result<PathSegment, E> {
+        Ok(PathSegment::Key(key))
+    }
+
+    // Any other kind gets the message the derived untagged enum gave.
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<PathSegment, E> {
+        Err(no_path_segment())
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<PathSegment, E> {
+        Err(no_path_segment())
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<PathSegment, E> {
+        Err(no_path_segment())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<PathSegment, E> {
+        Err(no_path_segment())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<PathSegment, A::Error> {
+        Err(no_path_segment())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<PathSegment, A::Error> {
+        Err(no_path_segment())
+    }
+}
+
+fn no_path_segment<E: serde::de::Error>() -> E {
+    E::custom("data did not match any variant of untagged enum PathSegment")
 }
 
 /// A path into a tool call's arguments. Shared: every frame that extends the same string holds the same segments,
@@ -545,68 +623,215 @@ pub struct ErrorFrame {
     pub code: Option<String>,
 }
 
-/// Reads the `type` (and for compaction and retry frames the `phase`) first, then the payload of that kind from the
-/// same JSON object. serde's derived internally tagged enum does the same through a private buffer type, with a
-/// second copy of every payload's decoder for it; going through `serde_json::Value` reuses the copy the message parts
-/// already need, which keeps the browser's WASM smaller.
+/// Decodes straight from the JSON text, without a `serde_json::Value` in between: the first key of a frame is its
+/// `type` (and the second, for compaction and retry frames, its `phase`), which is where our encoder puts them, so
+/// the rest of the object is the payload of a kind known in advance and is read into it directly. A frame from
+/// elsewhere with its tag further in is rewritten with the tag first and read again (`reordered`): slower, but only
+/// for frames chatwire did not write. serde's derived internally tagged enum would instead buffer every frame into
+/// its private `Content` type and carry a second decoder of every payload for it.
 impl<'de> Deserialize<'de> for ChatFrame {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let object = Map::<String, Value>::deserialize(deserializer)?;
-        let frame_type = match object.get("type") {
-            Some(Value::String(name)) => name,
-            Some(_) => return Err(D::Error::custom("field `type`: expected a string")),
-            None => return Err(D::Error::missing_field("type")),
-        };
-        let Some(frame_type) = FrameType::parse(frame_type) else {
-            let known: Vec<&str> = FrameType::ALL.iter().map(|t| t.as_str()).collect();
-            let message = format!("unknown frame type `{frame_type}`, expected one of {}", known.join(", "));
-            return Err(D::Error::custom(message));
-        };
-        let frame = match frame_type {
-            FrameType::Start => payload(object).map(ChatFrame::Start),
-            FrameType::Message => payload(object).map(ChatFrame::Message),
-            FrameType::Delta => payload(object).map(ChatFrame::Delta),
-            FrameType::Thinking => payload(object).map(ChatFrame::Thinking),
-            FrameType::ToolDraft => payload(object).map(ChatFrame::ToolDraft),
-            FrameType::ToolArgsDelta => payload(object).map(ChatFrame::ToolArgsDelta),
-            FrameType::Tool => payload(object).map(ChatFrame::Tool),
-            FrameType::Plan => payload(object).map(ChatFrame::Plan),
-            FrameType::State => payload(object).map(ChatFrame::State),
-            FrameType::Queue => payload(object).map(ChatFrame::Queue),
-            FrameType::Compaction => match phase(&object) {
-                Ok(Phase::Start) => payload(object).map(|start| ChatFrame::Compaction(CompactionFrame::Start(start))),
-                Ok(Phase::End) => payload(object).map(|end| ChatFrame::Compaction(CompactionFrame::End(end))),
-                Err(message) => Err(message),
-            },
-            FrameType::Retry => match phase(&object) {
-                Ok(Phase::Start) => payload(object).map(|start| ChatFrame::Retry(RetryFrame::Start(start))),
-                Ok(Phase::End) => payload(object).map(|end| ChatFrame::Retry(RetryFrame::End(end))),
-                Err(message) => Err(message),
-            },
-            FrameType::Done => payload(object).map(ChatFrame::Done),
-            FrameType::Error => payload(object).map(ChatFrame::Error),
-            FrameType::Ping => Ok(ChatFrame::Ping),
-        };
-        frame.map_err(D::Error::custom)
+        deserializer.deserialize_map(FrameVisitor)
     }
 }
 
+struct FrameVisitor;
+
+impl<'de> Visitor<'de> for FrameVisitor {
+    type Value = ChatFrame;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a chat frame (a JSON object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ChatFrame, A::Error> {
+        let frame_type = match map.next_key_seed(Tag("type"))? {
+            Some(Key::Tag) => map.next_value::<FrameType>()?,
+            Some(Key::Other(key)) => {
+                let mut entries = Map::new();
+                entries.insert(key, map.next_value()?);
+                return reordered(entries, map);
+            }
+            None => return Err(A::Error::missing_field("type")),
+        };
+        // The rest of the object, as a deserializer of its own for the payload.
+        macro_rules! rest {
+            () => {
+                MapAccessDeserializer::new(map)
+            };
+        }
+        match frame_type {
+            FrameType::Start => StartFrame::deserialize(rest!()).map(ChatFrame::Start),
+            FrameType::Message => MessageFrame::deserialize(rest!()).map(ChatFrame::Message),
+            FrameType::Delta => DeltaFrame::deserialize(rest!()).map(ChatFrame::Delta),
+            FrameType::Thinking => ThinkingFrame::deserialize(rest!()).map(ChatFrame::Thinking),
+            FrameType::ToolDraft => ToolDraftFrame::deserialize(rest!()).map(ChatFrame::ToolDraft),
+            FrameType::ToolArgsDelta => ToolArgsDeltaFrame::deserialize(rest!()).map(ChatFrame::ToolArgsDelta),
+            FrameType::Tool => ToolFrame::deserialize(rest!()).map(ChatFrame::Tool),
+            FrameType::Plan => PlanFrame::deserialize(rest!()).map(ChatFrame::Plan),
+            FrameType::State => StateFrame::deserialize(rest!()).map(ChatFrame::State),
+            FrameType::Queue => QueueFrame::deserialize(rest!()).map(ChatFrame::Queue),
+            FrameType::Compaction => match phased(frame_type, map)? {
+                Phased::Start(rest) => CompactionStart::deserialize(rest).map(CompactionFrame::Start),
+                Phased::End(rest) => CompactionEnd::deserialize(rest).map(CompactionFrame::End),
+                Phased::Reordered(frame) => return Ok(frame),
+            }
+            .map(ChatFrame::Compaction),
+            FrameType::Retry => match phased(frame_type, map)? {
+                Phased::Start(rest) => RetryStart::deserialize(rest).map(RetryFrame::Start),
+                Phased::End(rest) => RetryEnd::deserialize(rest).map(RetryFrame::End),
+                Phased::Reordered(frame) => return Ok(frame),
+            }
+            .map(ChatFrame::Retry),
+            FrameType::Done => DoneFrame::deserialize(rest!()).map(ChatFrame::Done),
+            FrameType::Error => ErrorFrame::deserialize(rest!()).map(ChatFrame::Error),
+            FrameType::Ping => IgnoredAny::deserialize(rest!()).map(|_| ChatFrame::Ping),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for FrameType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(FrameTypeVisitor)
+    }
+}
+
+struct FrameTypeVisitor;
+
+impl Visitor<'_> for FrameTypeVisitor {
+    type Value = FrameType;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a frame type (a string)")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<FrameType, E> {
+        FrameType::parse(name).ok_or_else(|| E::custom(unknown_frame_type(name)))
+    }
+}
+
+/// The message for a `type` that names no frame.
+pub(super) fn unknown_frame_type(name: &str) -> String {
+    let known: Vec<&str> = FrameType::ALL.iter().map(|t| t.as_str()).collect();
+    format!("unknown frame type `{name}`, expected one of {}", known.join(", "))
+}
+
+/// A key that is either the tag looked for or any other key (kept, for the slow path).
+enum Key {
+    Tag,
+    Other(String),
+}
+
+/// Reads one key, telling the tag `.0` apart from the others without allocating for it.
+struct Tag(&'static str);
+
+impl<'de> DeserializeSeed<'de> for Tag {
+    type Value = Key;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Key, D::Error> {
+        deserializer.deserialize_identifier(self)
+    }
+}
+
+impl Visitor<'_> for Tag {
+    type Value = Key;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a field name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<Key, E> {
+        Ok(if key == self.0 { Key::Tag } else { Key::Other(key.to_owned()) })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
 enum Phase {
     Start,
     End,
 }
 
-fn phase(object: &Map<String, Value>) -> Result<Phase, String> {
-    match object.get("phase") {
-        Some(Value::String(phase)) if phase == "start" => Ok(Phase::Start),
-        Some(Value::String(phase)) if phase == "end" => Ok(Phase::End),
-        Some(Value::String(phase)) => Err(format!("field `phase`: unknown phase `{phase}`, expected `start` or `end`")),
-        Some(_) => Err("field `phase`: expected a string".to_owned()),
-        None => Err("missing field `phase`".to_owned()),
+/// Where the payload of a compaction or retry frame is, once its `phase` is read.
+enum Phased<R> {
+    Start(R),
+    End(R),
+    /// The `phase` was not the second key: the frame was read by the slow path.
+    Reordered(ChatFrame),
+}
+
+fn phased<'de, A: MapAccess<'de>>(
+    frame_type: FrameType,
+    mut map: A,
+) -> Result<Phased<MapAccessDeserializer<A>>, A::Error> {
+    match map.next_key_seed(Tag("phase"))? {
+        Some(Key::Tag) => Ok(match map.next_value::<Phase>()? {
+            Phase::Start => Phased::Start(MapAccessDeserializer::new(map)),
+            Phase::End => Phased::End(MapAccessDeserializer::new(map)),
+        }),
+        Some(Key::Other(key)) => {
+            let mut entries = Map::new();
+            entries.insert("type".to_owned(), Value::String(frame_type.as_str().to_owned()));
+            entries.insert(key, map.next_value()?);
+            reordered(entries, map).map(Phased::Reordered)
+        }
+        None => Err(A::Error::missing_field("phase")),
     }
 }
 
-/// The payload's own fields; `type` and `phase` are unknown to it and ignored, as every unknown field is.
-fn payload<T: DeserializeOwned>(object: Map<String, Value>) -> Result<T, String> {
-    T::deserialize(Value::Object(object)).map_err(|error| error.to_string())
+/// The slow path, for a frame whose `type` (or `phase`) is not where chatwire's encoder puts it: the whole object
+/// is read as JSON values, written out again with the tags first, and that text decoded on the fast path. Checking
+/// the tags here first keeps the second pass from coming back.
+fn reordered<'de, A: MapAccess<'de>>(mut entries: Map<String, Value>, mut map: A) -> Result<ChatFrame, A::Error> {
+    while let Some((key, value)) = map.next_entry::<String, Value>()? {
+        entries.insert(key, value);
+    }
+    let frame_type = match entries.get("type") {
+        Some(Value::String(name)) => {
+            FrameType::parse(name).ok_or_else(|| A::Error::custom(unknown_frame_type(name)))?
+        }
+        Some(_) => return Err(A::Error::custom("field `type`: expected a string")),
+        None => return Err(A::Error::missing_field("type")),
+    };
+    let phased = matches!(frame_type, FrameType::Compaction | FrameType::Retry);
+    if phased {
+        match entries.get("phase") {
+            Some(Value::String(phase)) if phase == "start" || phase == "end" => {}
+            Some(Value::String(phase)) => {
+                return Err(A::Error::custom(format!(
+                    "field `phase`: unknown phase `{phase}`, expected `start` or `end`"
+                )));
+            }
+            Some(_) => return Err(A::Error::custom("field `phase`: expected a string")),
+            None => return Err(A::Error::missing_field("phase")),
+        }
+    }
+    let tags: &[&str] = if phased { &["type", "phase"] } else { &["type"] };
+    let mut text = Vec::with_capacity(256);
+    let mut write = |key: &str, value: &Value| -> serde_json::Result<()> {
+        text.push(if text.is_empty() { b'{' } else { b',' });
+        serde_json::to_writer(&mut text, key)?;
+        text.push(b':');
+        serde_json::to_writer(&mut text, value)
+    };
+    let written = tags
+        .iter()
+        .filter_map(|tag| entries.get(*tag).map(|value| (*tag, value)))
+        .chain(
+            entries.iter().filter(|(key, _)| !tags.contains(&key.as_str())).map(|(key, value)| (key.as_str(), value)),
+        )
+        .try_for_each(|(key, value)| write(key, value));
+    written.map_err(A::Error::custom)?;
+    text.push(b'}');
+    serde_json::from_slice(&text).map_err(|error| A::Error::custom(without_position(&error)))
+}
+
+/// serde_json's message without its " at line 1 column N": within one line only the column means anything, and in
+/// the rewritten text of `reordered` not even that.
+pub(super) fn without_position(error: &serde_json::Error) -> String {
+    let text = error.to_string();
+    match text.rfind(" at line ") {
+        Some(cut) => text[..cut].to_owned(),
+        None => text,
+    }
 }

@@ -1,6 +1,6 @@
 //! Chat messages and their parts (DESIGN.md §2 "Messages and parts"), including the tool-part lifecycle.
 
-use serde::de::Error as _;
+use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -265,75 +265,222 @@ impl Serialize for ChatToolPart {
 
 impl<'de> Deserialize<'de> for ChatToolPart {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let map = Map::<String, Value>::deserialize(deserializer)?;
-        tool_part_from_map(map).map_err(D::Error::custom)
+        let mut fields = deserializer.deserialize_map(PartVisitor)?;
+        fields.take_type().and_then(|part_type| fields.into_tool_part(&part_type)).map_err(D::Error::custom)
     }
 }
 
-fn tool_part_from_map(mut map: Map<String, Value>) -> Result<ChatToolPart, String> {
-    let part_type = take_string(&mut map, "type")?;
-    let Some(tool_name) = part_type.strip_prefix(TOOL_PART_PREFIX) else {
-        return Err(format!("field `type`: expected `tool-<Name>`, found `{part_type}`"));
-    };
-    if tool_name.is_empty() {
-        return Err("field `type`: the tool name after `tool-` is empty".into());
+/// The keys a part may have, matched without allocating; any other key is kept by name.
+enum PartKey {
+    Type,
+    Text,
+    Title,
+    Message,
+    ToolCallId,
+    State,
+    Index,
+    Input,
+    Output,
+    ErrorText,
+    DurationMs,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for PartKey {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_identifier(PartKeyVisitor)
     }
-    let tool_call_id = take_string(&mut map, "toolCallId")?;
-    let state = match take(&mut map, "state") {
-        Some(value) => serde_json::from_value::<ToolState>(value).map_err(|e| format!("field `state`: {e}"))?,
-        None => return Err("missing field `state`".into()),
-    };
-    let index = match take_optional(&mut map, "index") {
-        Some(value) => Some(serde_json::from_value::<u32>(value).map_err(|e| format!("field `index`: {e}"))?),
-        None => None,
-    };
-    let error_text = match take_optional(&mut map, "errorText") {
-        Some(Value::String(text)) => Some(text),
-        Some(other) => {
-            return Err(format!("field `errorText`: expected a string, found {other}"));
+}
+
+struct PartKeyVisitor;
+
+impl Visitor<'_> for PartKeyVisitor {
+    type Value = PartKey;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a field name")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<PartKey, E> {
+        Ok(match key {
+            "type" => PartKey::Type,
+            "text" => PartKey::Text,
+            "title" => PartKey::Title,
+            "message" => PartKey::Message,
+            "toolCallId" => PartKey::ToolCallId,
+            "state" => PartKey::State,
+            "index" => PartKey::Index,
+            "input" => PartKey::Input,
+            "output" => PartKey::Output,
+            "errorText" => PartKey::ErrorText,
+            "durationMs" => PartKey::DurationMs,
+            other => PartKey::Other(other.to_owned()),
+        })
+    }
+}
+
+/// A part's fields as read, in any order, each value as JSON: which of them count, and what they must be, depends
+/// on the part's `type`, which need not come first. Checking the values only at the end keeps every error a
+/// part-level one (`message.parts[0]`, `part`), as the field path of the validator's report says.
+///
+/// `text`, `title` and `message` belong to text, thinking and error parts, and are anybody's extra fields on a tool
+/// part; until the `type` says which, they go to `extra`, so a tool part keeps its extra fields in their order.
+#[derive(Default)]
+struct PartFields {
+    part_type: Option<Value>,
+    /// The `type` seen so far names a text, thinking or error part.
+    plain: bool,
+    text: Option<Value>,
+    title: Option<Value>,
+    message: Option<Value>,
+    tool_call_id: Option<Value>,
+    state: Option<Value>,
+    index: Option<Value>,
+    input: Option<Value>,
+    output: Option<Value>,
+    error_text: Option<Value>,
+    duration_ms: Option<Value>,
+    extra: Map<String, Value>,
+}
+
+struct PartVisitor;
+
+impl<'de> Visitor<'de> for PartVisitor {
+    type Value = PartFields;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a message part (a JSON object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<PartFields, A::Error> {
+        let mut fields = PartFields::default();
+        while let Some(key) = map.next_key::<PartKey>()? {
+            let slot = match key {
+                PartKey::Type => {
+                    let part_type: Value = map.next_value()?;
+                    fields.plain = matches!(part_type.as_str(), Some("text" | "thinking" | "error"));
+                    fields.part_type = Some(part_type);
+                    continue;
+                }
+                PartKey::Text if fields.plain => &mut fields.text,
+                PartKey::Title if fields.plain => &mut fields.title,
+                PartKey::Message if fields.plain => &mut fields.message,
+                PartKey::Text => {
+                    fields.extra.insert("text".to_owned(), map.next_value()?);
+                    continue;
+                }
+                PartKey::Title => {
+                    fields.extra.insert("title".to_owned(), map.next_value()?);
+                    continue;
+                }
+                PartKey::Message => {
+                    fields.extra.insert("message".to_owned(), map.next_value()?);
+                    continue;
+                }
+                PartKey::ToolCallId => &mut fields.tool_call_id,
+                PartKey::State => &mut fields.state,
+                PartKey::Index => &mut fields.index,
+                PartKey::Input => &mut fields.input,
+                PartKey::Output => &mut fields.output,
+                PartKey::ErrorText => &mut fields.error_text,
+                PartKey::DurationMs => &mut fields.duration_ms,
+                PartKey::Other(key) => {
+                    fields.extra.insert(key, map.next_value()?);
+                    continue;
+                }
+            };
+            *slot = Some(map.next_value()?);
         }
-        None => None,
-    };
-    let duration_ms = match take_optional(&mut map, "durationMs") {
-        Some(value) => Some(serde_json::from_value::<u64>(value).map_err(|e| format!("field `durationMs`: {e}"))?),
-        None => None,
-    };
-    Ok(ChatToolPart {
-        kind: ToolKind::from_part_name(tool_name),
-        tool_call_id,
-        state,
-        index,
-        input: take_optional(&mut map, "input"),
-        output: take_optional(&mut map, "output"),
-        error_text,
-        duration_ms,
-        extra: map,
-    })
-}
-
-/// Removes `key`, keeping the order of the remaining (extra) fields: with `preserve_order` (the server's build) a
-/// plain `remove` is a swap-remove that scrambles them, and without it (the browser's) there is no `shift_remove`.
-fn take(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
-    let mut taken = None;
-    map.retain(|name, value| {
-        if name == key {
-            taken = Some(std::mem::take(value));
-        }
-        name != key
-    });
-    taken
-}
-
-fn take_optional(map: &mut Map<String, Value>, key: &str) -> Option<Value> {
-    take(map, key).filter(|value| !value.is_null())
-}
-
-fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
-    match take(map, key) {
-        Some(Value::String(text)) => Ok(text),
-        Some(other) => Err(format!("field `{key}`: expected a string, found {other}")),
-        None => Err(format!("missing field `{key}`")),
+        Ok(fields)
     }
+}
+
+impl PartFields {
+    fn take_type(&mut self) -> Result<String, String> {
+        match self.part_type.take() {
+            Some(Value::String(part_type)) => Ok(part_type),
+            Some(other) => Err(format!("field `type`: expected a string, found {other}")),
+            None => Err("missing field `type`".into()),
+        }
+    }
+
+    fn into_part(mut self) -> Result<ChatMessagePart, String> {
+        let part_type = self.take_type()?;
+        match part_type.as_str() {
+            "text" => Ok(ChatMessagePart::Text(TextPart { text: self.plain_field("text", "text")? })),
+            "thinking" => Ok(ChatMessagePart::Thinking(ThinkingPart { text: self.plain_field("thinking", "text")? })),
+            "error" => {
+                let message = self.plain_field("error", "message")?;
+                let title = match self.title.take().or_else(|| self.extra.remove("title")) {
+                    Some(value) => Option::<String>::deserialize(value).map_err(|e| format!("error part: {e}"))?,
+                    None => None,
+                };
+                Ok(ChatMessagePart::Error(ErrorPart { title, message }))
+            }
+            tool if tool.starts_with(TOOL_PART_PREFIX) => self.into_tool_part(tool).map(ChatMessagePart::tool),
+            unknown => Err(format!(
+                "field `type`: unknown part type `{unknown}`, expected `text`, `thinking`, `error` or `tool-<Name>`"
+            )),
+        }
+    }
+
+    /// The string field `key` of a text, thinking or error part: where it went if it came before the `type`, its
+    /// slot if after.
+    fn plain_field(&mut self, part_type: &str, key: &str) -> Result<String, String> {
+        let slot = if key == "message" { &mut self.message } else { &mut self.text };
+        match slot.take().or_else(|| self.extra.remove(key)) {
+            Some(value) => String::deserialize(value).map_err(|e| format!("{part_type} part: {e}")),
+            None => Err(format!("{part_type} part: missing field `{key}`")),
+        }
+    }
+
+    fn into_tool_part(self, part_type: &str) -> Result<ChatToolPart, String> {
+        let Some(tool_name) = part_type.strip_prefix(TOOL_PART_PREFIX) else {
+            return Err(format!("field `type`: expected `tool-<Name>`, found `{part_type}`"));
+        };
+        if tool_name.is_empty() {
+            return Err("field `type`: the tool name after `tool-` is empty".into());
+        }
+        let kind = ToolKind::from_part_name(tool_name);
+        let tool_call_id = match self.tool_call_id {
+            Some(Value::String(id)) => id,
+            Some(other) => return Err(format!("field `toolCallId`: expected a string, found {other}")),
+            None => return Err("missing field `toolCallId`".into()),
+        };
+        let state = match self.state {
+            Some(value) => ToolState::deserialize(value).map_err(|e| format!("field `state`: {e}"))?,
+            None => return Err("missing field `state`".into()),
+        };
+        let index = match non_null(self.index) {
+            Some(value) => Some(u32::deserialize(value).map_err(|e| format!("field `index`: {e}"))?),
+            None => None,
+        };
+        let error_text = match non_null(self.error_text) {
+            Some(Value::String(text)) => Some(text),
+            Some(other) => return Err(format!("field `errorText`: expected a string, found {other}")),
+            None => None,
+        };
+        let duration_ms = match non_null(self.duration_ms) {
+            Some(value) => Some(u64::deserialize(value).map_err(|e| format!("field `durationMs`: {e}"))?),
+            None => None,
+        };
+        Ok(ChatToolPart {
+            kind,
+            tool_call_id,
+            state,
+            index,
+            input: non_null(self.input),
+            output: non_null(self.output),
+            error_text,
+            duration_ms,
+            extra: self.extra,
+        })
+    }
+}
+
+/// An optional field given as `null` is one not given.
+fn non_null(value: Option<Value>) -> Option<Value> {
+    value.filter(|value| !value.is_null())
 }
 
 impl Serialize for ChatMessagePart {
@@ -356,31 +503,6 @@ impl Serialize for ChatMessagePart {
 
 impl<'de> Deserialize<'de> for ChatMessagePart {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut map = Map::<String, Value>::deserialize(deserializer)?;
-        let part_type = match map.get("type") {
-            Some(Value::String(text)) => text.clone(),
-            Some(other) => {
-                return Err(D::Error::custom(format!("field `type`: expected a string, found {other}")));
-            }
-            None => return Err(D::Error::missing_field("type")),
-        };
-        let from_map = |map: Map<String, Value>| Value::Object(map);
-        match part_type.as_str() {
-            "text" => serde_json::from_value(from_map(map)).map(ChatMessagePart::Text),
-            "thinking" => serde_json::from_value(from_map(map)).map(ChatMessagePart::Thinking),
-            "error" => serde_json::from_value(from_map(map)).map(ChatMessagePart::Error),
-            tool if tool.starts_with(TOOL_PART_PREFIX) => {
-                map.insert("type".into(), Value::String(part_type));
-                return tool_part_from_map(map)
-                    .map(|part| ChatMessagePart::Tool(Box::new(part)))
-                    .map_err(D::Error::custom);
-            }
-            unknown => {
-                return Err(D::Error::custom(format!(
-                    "field `type`: unknown part type `{unknown}`, expected `text`, `thinking`, `error` or `tool-<Name>`"
-                )));
-            }
-        }
-        .map_err(|e| D::Error::custom(format!("{part_type} part: {e}")))
+        deserializer.deserialize_map(PartVisitor)?.into_part().map_err(D::Error::custom)
     }
 }

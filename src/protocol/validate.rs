@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::frame::{ChatFrame, FrameType};
+use super::frame::{ChatFrame, FrameType, unknown_frame_type, without_position};
 
 /// Why one line is not a valid frame.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,7 +51,7 @@ fn diagnose(line: &[u8], fast_error: &serde_json::Error) -> FrameError {
         Err(syntax) => {
             return FrameError::new(
                 None,
-                format!("invalid JSON at column {}: {}", syntax.column(), strip_position(&syntax)),
+                format!("invalid JSON at column {}: {}", syntax.column(), without_position(&syntax)),
                 line,
             );
         }
@@ -69,12 +69,7 @@ fn diagnose(line: &[u8], fast_error: &serde_json::Error) -> FrameError {
         }
     };
     let Some(frame_type) = FrameType::parse(frame_type) else {
-        let known: Vec<&str> = FrameType::ALL.iter().map(|t| t.as_str()).collect();
-        return FrameError::new(
-            Some("type".into()),
-            format!("unknown frame type `{frame_type}`, expected one of {}", known.join(", ")),
-            line,
-        );
+        return FrameError::new(Some("type".into()), unknown_frame_type(frame_type), line);
     };
     let payload_error = match frame_type {
         FrameType::Start => payload_error::<super::StartFrame>(&value),
@@ -96,7 +91,7 @@ fn diagnose(line: &[u8], fast_error: &serde_json::Error) -> FrameError {
     match payload_error {
         Some((field, message)) => FrameError::new(field, message, line),
         // The field-by-field pass found nothing: report what serde said, without its position.
-        None => FrameError::new(None, strip_position(fast_error), line),
+        None => FrameError::new(None, without_position(fast_error), line),
     }
 }
 
@@ -108,7 +103,7 @@ fn payload_error<T: DeserializeOwned>(value: &Value) -> Option<(Option<String>, 
         Err(error) => {
             let path = error.path().to_string();
             let field = (path != ".").then_some(path);
-            Some((field, strip_position(error.inner())))
+            Some((field, without_position(error.inner())))
         }
     }
 }
@@ -130,15 +125,6 @@ fn phased_error<S: DeserializeOwned, E: DeserializeOwned>(value: &Value) -> Opti
         }
         Some(other) => Some((Some("phase".into()), format!("expected a string, found {}", kind_of(other)))),
         None => Some((Some("phase".into()), "missing; expected `start` or `end`".into())),
-    }
-}
-
-/// serde_json appends " at line 1 column N" to its messages; within one line only the column means anything.
-fn strip_position(error: &serde_json::Error) -> String {
-    let text = error.to_string();
-    match text.rfind(" at line ") {
-        Some(cut) => text[..cut].to_owned(),
-        None => text,
     }
 }
 

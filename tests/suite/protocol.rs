@@ -398,3 +398,107 @@ proptest! {
         prop_assert_eq!(encode_frame(&decoded), line);
     }
 }
+
+/// `value` with the keys of every object in an order drawn from `seed` (the tests' build keeps object key order).
+fn shuffled(value: &serde_json::Value, seed: &mut u64) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(String, Value)> = map.iter().map(|(k, v)| (k.clone(), shuffled(v, seed))).collect();
+            for i in (1..entries.len()).rev() {
+                *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                entries.swap(i, (*seed >> 33) as usize % (i + 1));
+            }
+            Value::Object(entries.into_iter().collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|item| shuffled(item, seed)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `value` with `type` (and `phase`) moved to the end of every object that has one.
+fn tags_last(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let is_tag = |key: &str| key == "type" || key == "phase";
+            let rest = map.iter().filter(|(key, _)| !is_tag(key));
+            let tags = map.iter().filter(|(key, _)| is_tag(key));
+            Value::Object(rest.chain(tags).map(|(k, v)| (k.clone(), tags_last(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(tags_last).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn frames_and_parts_with_their_tags_last_decode_as_with_the_tags_first() {
+    let golden = std::fs::read_to_string(golden_path("frames.ndjson")).expect("golden frames file exists");
+    for line in golden.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let moved = serde_json::to_string(&tags_last(&value)).unwrap();
+        assert!(moved == line || !moved.starts_with(r#"{"type""#), "the tags moved: {moved}");
+        let frame = parse_frame(moved.as_bytes()).unwrap_or_else(|e| panic!("{e}: {moved}"));
+        assert_eq!(encode_frame(&frame), format!("{line}\n"), "from {moved}");
+    }
+}
+
+#[test]
+fn a_tool_part_keeps_its_extra_fields_in_order_whatever_comes_before_its_type() {
+    let line = r#"{"type":"tool","part":{"title":"Search","toolCallId":"c","zeta":1,"message":"m","type":"tool-Bash","state":"input-available","alpha":2,"text":"t"}}"#;
+    let frame = parse_frame(line.as_bytes()).unwrap();
+    let ChatFrame::Tool(ToolFrame { part, .. }) = &frame else { panic!("{frame:?}") };
+    let extra: Vec<&str> = part.extra.keys().map(String::as_str).collect();
+    assert_eq!(extra, ["title", "zeta", "message", "alpha", "text"]);
+}
+
+#[test]
+fn text_thinking_and_error_parts_read_their_fields_before_or_after_their_type() {
+    let parts = r#"[{"text":"a","type":"text"},{"type":"thinking","text":"b"},{"message":"c","type":"error","title":"T"},{"type":"text","text":"d","title":5,"input":{"x":[1]}}]"#;
+    let line = format!(r#"{{"type":"message","message":{{"id":"m","role":"user","parts":{parts}}}}}"#);
+    let frame = parse_frame(line.as_bytes()).unwrap();
+    let ChatFrame::Message(MessageFrame { message, .. }) = frame else { panic!() };
+    assert_eq!(
+        message.parts,
+        [
+            ChatMessagePart::text("a"),
+            ChatMessagePart::thinking("b"),
+            ChatMessagePart::Error(ErrorPart { title: Some("T".into()), message: "c".into() }),
+            ChatMessagePart::text("d"),
+        ]
+    );
+}
+
+#[test]
+fn frames_with_their_tags_further_in_get_the_same_errors() {
+    for (line, field, needle) in [
+        (&br#"{"seq":1,"type":"nope"}"#[..], Some("type"), "unknown frame type `nope`"),
+        (br#"{"seq":1,"type":"compaction","reason":"manual"}"#, Some("phase"), "missing; expected `start` or `end`"),
+        (br#"{"type":"retry","seq":1,"phase":"later"}"#, Some("phase"), "unknown phase `later`"),
+        (br#"{"text":"a","type":"delta","seq":-1}"#, Some("seq"), "expected u64"),
+        (br#"{"seq":1}"#, Some("type"), "missing"),
+    ] {
+        let error = parse_frame(line).expect_err(&String::from_utf8_lossy(line));
+        assert_eq!(error.field.as_deref(), field, "{error}");
+        assert!(error.to_string().contains(needle), "{error} should contain {needle:?}");
+    }
+}
+
+#[test]
+fn every_frame_type_parses_from_its_name() {
+    for frame_type in FrameType::ALL {
+        assert_eq!(FrameType::parse(frame_type.as_str()), Some(frame_type));
+    }
+    assert_eq!(FrameType::parse("Delta"), None);
+}
+
+proptest! {
+    #[test]
+    fn any_frame_decodes_the_same_whatever_its_key_order(frame in crate::support::strategies::frame(), mut seed in any::<u64>()) {
+        let line = encode_frame(&frame);
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let reordered = serde_json::to_string(&shuffled(&value, &mut seed)).unwrap();
+        let decoded = parse_frame(reordered.as_bytes()).map_err(|e| TestCaseError::fail(format!("{e}: {reordered}")))?;
+        prop_assert_eq!(&decoded, &frame);
+    }
+}
