@@ -93,7 +93,7 @@ impl Attention {
     }
 }
 
-/// Events the user has not seen yet, per session, and every event already counted (so none counts twice).
+/// Events the user has not seen yet, per session, and every event already noted (so none counts twice).
 #[derive(Debug, Clone, Default)]
 pub struct Unseen {
     counts: Vec<(String, u32)>,
@@ -101,9 +101,11 @@ pub struct Unseen {
 }
 
 impl Unseen {
-    /// Counts the event for the session unless it was counted before; true when it is new.
-    pub fn note(&mut self, session_id: &str, event: &AttentionEvent) -> bool {
-        if !self.counted.insert((session_id.to_owned(), event.key.clone())) {
+    /// Takes note of the event; it counts as unseen when it is new and the user was not `looking` (an event seen as
+    /// it happened is remembered too, so that it does not count when a second stream brings it again). True when
+    /// it counts.
+    pub fn note(&mut self, session_id: &str, event: &AttentionEvent, looking: bool) -> bool {
+        if !self.counted.insert((session_id.to_owned(), event.key.clone())) || looking {
             return false;
         }
         match self.counts.iter_mut().find(|(id, _)| id == session_id) {
@@ -187,14 +189,23 @@ mod tests {
     fn each_event_counts_once_until_its_session_is_seen() {
         let mut unseen = Unseen::default();
         let finished = Attention::of(&done("r1")).unwrap();
-        assert!(unseen.note("a", &finished));
-        assert!(!unseen.note("a", &finished), "the same done on a second stream");
-        assert!(unseen.note("b", &finished), "another session's own event");
+        assert!(unseen.note("a", &finished, false));
+        assert!(!unseen.note("a", &finished, false), "the same done on a second stream");
+        assert!(unseen.note("b", &finished, false), "another session's own event");
         assert_eq!(unseen.total(), 2);
         unseen.seen("a");
         assert_eq!(unseen.total(), 1);
-        assert!(!unseen.note("a", &finished), "a replay after it was seen does not come back");
+        assert!(!unseen.note("a", &finished, false), "a replay after it was seen does not come back");
         unseen.seen("b");
+        assert_eq!(unseen.total(), 0);
+    }
+
+    #[test]
+    fn an_event_seen_as_it_happens_never_counts() {
+        let mut unseen = Unseen::default();
+        let approval = Attention::of(&tool("c1", "Bash", "approval-requested", json!({}))).unwrap();
+        assert!(!unseen.note("a", &approval, true));
+        assert!(!unseen.note("a", &approval, false), "brought again by another stream once the tab is hidden");
         assert_eq!(unseen.total(), 0);
     }
 

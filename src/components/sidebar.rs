@@ -21,6 +21,9 @@ pub fn SessionsSidebar(
     on_rename: Callback<(String, String)>,
     /// Called with the id of a session the user confirmed to delete.
     on_delete: Callback<String>,
+    /// Shown below the list (the page's settings).
+    #[prop(optional)]
+    children: Option<Children>,
 ) -> impl IntoView {
     view! {
         <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
@@ -46,6 +49,7 @@ pub fn SessionsSidebar(
                     </ul>
                 </Show>
             </nav>
+            {children.map(|children| view! { <footer class="sidebar__footer">{children()}</footer> })}
         </aside>
     }
 }
@@ -188,7 +192,7 @@ fn SessionItem(
 }
 
 /// The badge text; idle sessions show none.
-fn status_label(status: SessionStatus) -> &'static str {
+pub(crate) fn status_label(status: SessionStatus) -> &'static str {
     match status {
         SessionStatus::Idle => "",
         SessionStatus::Running => "running",
