@@ -4,8 +4,8 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::components::{Answer, Decision, Outgoing};
-use crate::protocol::{ChatFrame, ModelInfo, ModelsResponse, SessionSummary};
+use crate::components::{Answer, Decision, NotifyPermission, Outgoing, Theme};
+use crate::protocol::{AgentMode, ChatFrame, ModelInfo, ModelsResponse, SessionSummary};
 
 /// The page's connection to the run of the session on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -35,6 +35,16 @@ pub struct PageState {
     /// The model sends name: the one this browser picked last if the server still offers it, else the server's
     /// default; `None` until the list is loaded (the server then uses its default).
     pub model: RwSignal<Option<String>>,
+    /// The mode the next message is sent in (the composer's Agent/Plan switch).
+    pub mode: RwSignal<AgentMode>,
+    /// The theme shown: the one picked in this browser, else the system's.
+    pub theme: RwSignal<Theme>,
+    /// True when system notifications are on (the setting, with the browser's permission).
+    pub notify: RwSignal<bool>,
+    pub notify_permission: RwSignal<NotifyPermission>,
+    /// Events of runs (finished, failed, waiting) that happened while the tab was hidden and have not been seen
+    /// since; the tab title shows the count.
+    pub unseen: RwSignal<u32>,
 }
 
 impl PageState {
@@ -48,6 +58,11 @@ impl PageState {
             now: RwSignal::new(0.0),
             models: RwSignal::new(Vec::new()),
             model: RwSignal::new(None),
+            mode: RwSignal::new(AgentMode::Agent),
+            theme: RwSignal::new(Theme::default()),
+            notify: RwSignal::new(false),
+            notify_permission: RwSignal::new(NotifyPermission::default()),
+            unseen: RwSignal::new(0),
         }
     }
 
@@ -93,6 +108,13 @@ pub struct PageRequests {
     pub delete: Callback<String>,
     /// Picks the model later sends run on, and remembers it in this browser.
     pub pick_model: Callback<String>,
+    /// Goes to a session's URL through the router (`None`: a new chat), which then opens it.
+    pub go_to: Callback<Option<String>>,
+    /// Shows the theme and remembers it in this browser.
+    pub set_theme: Callback<Theme>,
+    /// Turns system notifications on (asking the browser's permission, so only from a user's gesture) or off, and
+    /// remembers the setting in this browser.
+    pub set_notify: Callback<bool>,
 }
 
 /// The model to preselect: the remembered one if the server still offers it, else the server's default.

@@ -11,10 +11,12 @@ pub mod options;
 
 pub use self::actions::{Link, PageRequests, PageState, preselected_model, skips_ahead};
 use crate::chat_state::ChatSnapshot;
+use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
 use crate::client::connect;
 use crate::components::{
-    ActivityLine, Composer, Outgoing, QueueChips, SessionsSidebar, ToolRowContext, Transcript, prefetch_parser,
+    ActivityLine, Composer, NotificationSetting, Outgoing, PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar,
+    Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
 };
 use crate::protocol::{AgentMode, StreamingBehavior};
 
@@ -31,8 +33,16 @@ fn connect(_state: PageState) -> PageRequests {
         rename: Callback::new(|_| {}),
         delete: Callback::new(|_| {}),
         pick_model: Callback::new(|_| {}),
+        go_to: Callback::new(|_| {}),
+        set_theme: Callback::new(|_| {}),
+        set_notify: Callback::new(|_| {}),
     }
 }
+
+/// Puts the theme picked in this browser on the root before the first paint, so a dark pick never flashes light.
+/// The client keeps it up to date afterwards (`client::theme`); the key is the one it writes.
+const THEME_SCRIPT: &str = "try{var t=localStorage.getItem('chatwire.theme');\
+if(t==='light'||t==='dark')document.documentElement.dataset.theme=t}catch(e){}";
 
 /// URLs of the page's content-hashed script, WASM module and stylesheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +62,7 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <script nonce=leptos::nonce::use_nonce()>{THEME_SCRIPT}</script>
                 <AutoReload options/>
                 {assets.map(|assets| view! { <PageScripts assets/> })}
                 <MetaTags/>
@@ -91,7 +102,6 @@ pub fn App() -> impl IntoView {
     // The chat page lives outside `Routes`: switching sessions changes the URL (so back and forward work) without
     // rebuilding the page or dropping the run being followed. `Routes` still names the paths the server renders.
     view! {
-        <Title text="chatwire"/>
         <Router>
             <ChatPage/>
             <Routes fallback=|| view! { <p class="not-found">"There is no page here."</p> }>
@@ -145,8 +155,17 @@ fn ChatPage() -> impl IntoView {
     let activity = Signal::derive(move || state.chat.with(|c| c.activity.clone()));
     let output_streaming = Signal::derive(move || state.chat.with(|c| c.output_streaming));
     let reconnecting = Signal::derive(move || state.reconnecting());
+    let switcher = Switcher::new();
+    let on_choose = Callback::new(move |choice: PaletteChoice| match choice {
+        PaletteChoice::Open(session_id) => requests.go_to.run(Some(session_id)),
+        PaletteChoice::NewChat => requests.go_to.run(None),
+        PaletteChoice::Mode(mode) => state.mode.set(mode),
+        PaletteChoice::Model(name) => requests.pick_model.run(name),
+        PaletteChoice::Theme(theme) => requests.set_theme.run(theme),
+    });
 
     view! {
+        <Title text=move || counted_title("chatwire", state.unseen.get())/>
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
             <SessionsSidebar
                 sessions=state.sessions
@@ -154,7 +173,14 @@ fn ChatPage() -> impl IntoView {
                 now=state.now
                 on_rename=requests.rename
                 on_delete=requests.delete
-            />
+            >
+                <SwitcherButton switcher/>
+                <NotificationSetting
+                    enabled=state.notify
+                    permission=state.notify_permission
+                    on_change=requests.set_notify
+                />
+            </SessionsSidebar>
             <main class="chat">
                 <Transcript chat=state.chat.read_only() on_suggestion/>
                 <ActivityLine activity running output_streaming reconnecting last_error/>
@@ -171,9 +197,20 @@ fn ChatPage() -> impl IntoView {
                     models=state.models
                     model=state.model
                     on_model=requests.pick_model
+                    mode=state.mode
                 />
             </main>
         </div>
+        <QuickSwitcher
+            switcher
+            sessions=state.sessions
+            current=state.session_id
+            models=state.models
+            model=state.model
+            mode=state.mode
+            theme=state.theme
+            on_choose
+        />
     }
 }
 

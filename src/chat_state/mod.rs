@@ -3,6 +3,8 @@
 //! Appends cost O(appended text): messages and parts are found through
 //! indexes, never by cloning or scanning the transcript per frame.
 
+pub mod attention;
+
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 

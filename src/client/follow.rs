@@ -11,6 +11,7 @@ use leptos_router::NavigateOptions;
 
 use crate::app::{Link, PageState, skips_ahead};
 use crate::chat_state::{ChatSnapshot, apply};
+use crate::client::notify::Notices;
 use crate::client::{self as api, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
 use crate::components::Outgoing;
 use crate::protocol::*;
@@ -44,6 +45,12 @@ impl Page {
     pub fn navigate(self, path: &str, options: NavigateOptions) {
         (self.live().navigate)(path, options);
     }
+}
+
+/// Goes to a session's URL (`None`: a new chat); the page opens what the URL names.
+pub fn go_to(page: Page, session_id: Option<String>) {
+    let path = session_id.map_or_else(|| "/".to_owned(), |id| format!("/s/{id}"));
+    page.navigate(&path, NavigateOptions::default());
 }
 
 /// Starts the batcher that applies streamed frames to the snapshot, and the listeners that re-attach when the tab
@@ -85,6 +92,7 @@ pub fn listen(page: Page) {
     };
     let on_visible = move |_| {
         if !api::page_hidden() {
+            page.live().notices.look(state);
             come_back();
         }
     };
@@ -121,6 +129,8 @@ struct Live {
     pause: Pause,
     batcher: RefCell<Option<FrameBatcher>>,
     navigate: Navigate,
+    /// What happened in runs while the tab was hidden (the title's count, notifications).
+    notices: Notices,
 }
 
 impl Live {
@@ -136,6 +146,7 @@ impl Live {
             pause: Pause::new(),
             batcher: RefCell::new(None),
             navigate: Box::new(navigate),
+            notices: Notices::default(),
         })
     }
 
@@ -180,6 +191,14 @@ impl Live {
     }
 }
 
+/// A batch of the session's frames as it arrives: what needs the user is noticed at once (a hidden tab applies
+/// nothing until it is shown), then the frames go to the batcher. True when the batch holds a terminal frame.
+fn take_frames(page: Page, session_id: &str, frames: Vec<ChatFrame>) -> bool {
+    let live = page.live();
+    live.notices.frames(page.state, session_id, &frames, move |id| go_to(page, Some(id)));
+    live.take_frames(frames)
+}
+
 pub fn open(page: Page, session_id: Option<String>) {
     let (state, live) = (page.state, page.live());
     if live.opened.borrow().as_ref() == Some(&session_id) {
@@ -194,6 +213,7 @@ pub fn open(page: Page, session_id: Option<String>) {
     live.terminal_seq.set(0);
     live.pause.wake();
     state.session_id.set(session_id.clone());
+    live.notices.look(state);
     state.chat.set(ChatSnapshot::default());
     state.link.set(Link::Idle);
     state.problem.set(None);
@@ -246,7 +266,7 @@ fn attach(page: Page, since: Seq) {
                 if !heard.replace(true) {
                     state.link.set(Link::Live);
                 }
-                if live.take_frames(frames) { Flow::Stop } else { Flow::Continue }
+                if take_frames(page, &session_id, frames) { Flow::Stop } else { Flow::Continue }
             })
             .await;
             live.close_stream(stream);
@@ -327,7 +347,7 @@ pub async fn send(page: Page, outgoing: Outgoing) {
                 state.link.set(Link::Live);
                 leptos::task::spawn_local(refresh_sessions(state));
             }
-            terminal |= live.take_frames(frames);
+            terminal |= take_frames(page, &request.session_id, frames);
             // The server ends a send's stream right after the run's last frame; reading on to that end
             // lets the request finish normally instead of being cut off.
             Flow::Continue

@@ -3,7 +3,9 @@
 
 mod batch;
 mod follow;
+mod notify;
 mod page;
+mod theme;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -324,17 +326,27 @@ pub fn now_millis() -> f64 {
 /// Where the browser remembers the picked model.
 const MODEL_KEY: &str = "chatwire.model";
 
-/// The model this browser picked last, if storage is available and one was picked.
-pub fn remembered_model() -> Option<String> {
+/// A value this browser keeps for the page (`localStorage`), if storage is available and the value was kept.
+pub fn stored(key: &str) -> Option<String> {
     let storage = web_sys::window()?.local_storage().ok()??;
-    storage.get_item(MODEL_KEY).ok()?
+    storage.get_item(key).ok()?
 }
 
-/// Remembers the picked model for the next visit; a browser without storage (private mode) simply forgets it.
-pub fn remember_model(name: &str) {
+/// Keeps a value for the next visit; a browser without storage (private mode) simply forgets it.
+pub fn store(key: &str, value: &str) {
     if let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
-        let _ = storage.set_item(MODEL_KEY, name);
+        let _ = storage.set_item(key, value);
     }
+}
+
+/// The model this browser picked last, if storage is available and one was picked.
+pub fn remembered_model() -> Option<String> {
+    stored(MODEL_KEY)
+}
+
+/// Remembers the picked model for the next visit.
+pub fn remember_model(name: &str) {
+    store(MODEL_KEY, name);
 }
 
 /// True while the page is not shown (a background tab, a minimized window).

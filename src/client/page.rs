@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos_router::NavigateOptions;
 
 use super::follow::{self, Page};
+use super::{notify, theme};
 use crate::app::{PageRequests, PageState, preselected_model};
 use crate::client::{self as api, ClientError};
 use crate::protocol::{ApprovalRequest, QuestionAnswerRequest};
@@ -69,12 +70,20 @@ pub fn connect(state: PageState) -> PageRequests {
             api::remember_model(&name);
             state.model.set(Some(name));
         }),
+        go_to: Callback::new(move |session_id: Option<String>| follow::go_to(page, session_id)),
+        set_theme: Callback::new(move |theme| {
+            theme::apply(theme);
+            state.theme.set(theme);
+        }),
+        set_notify: Callback::new(move |on| notify::set_setting(state, on)),
     }
 }
 
 fn start(page: Page) {
     let state = page.state;
     follow::listen(page);
+    state.theme.set(theme::current());
+    notify::load_setting(state);
     state.now.set(api::now_millis());
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));

@@ -40,9 +40,10 @@ pub fn Composer(
     model: Signal<Option<String>>,
     /// Called with a model's name when the user picks it.
     on_model: Callback<String>,
+    /// The mode of the next message: the Agent/Plan switch, which the quick switcher can also flip.
+    mode: RwSignal<AgentMode>,
 ) -> impl IntoView {
     let draft = RwSignal::new(String::new());
-    let mode = RwSignal::new(AgentMode::Agent);
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });

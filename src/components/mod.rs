@@ -6,16 +6,20 @@ mod composer;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 mod lazy_chunk;
 mod message;
+mod palette;
 mod queue;
 mod rows;
+mod settings;
 mod sidebar;
 mod tool;
 mod transcript;
 
 pub use activity::ActivityLine;
 pub use composer::{Composer, Outgoing};
+pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};
 pub use queue::QueueChips;
 pub use rows::prefetch_parser;
+pub use settings::{NotificationSetting, NotifyPermission};
 pub use sidebar::SessionsSidebar;
 pub use tool::{Answer, CustomRenderer, Decision, ToolRenderers, ToolRowContext};
 pub use transcript::Transcript;

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use crate::protocol::{SessionStatus, SessionSummary};
 
 #[component]
-pub fn SessionsSidebar(
+pub fn SessionsSidebar<F>(
     /// Sessions to list, newest first.
     #[prop(into)]
     sessions: Signal<Vec<SessionSummary>>,
@@ -21,7 +21,14 @@ pub fn SessionsSidebar(
     on_rename: Callback<(String, String)>,
     /// Called with the id of a session the user confirmed to delete.
     on_delete: Callback<String>,
-) -> impl IntoView {
+    /// Shown below the list (the page's settings). A type of its own rather than `Children`, which would erase it
+    /// into an `AnyView` and keep that type's hydration code twice in the WASM.
+    children: TypedChildren<F>,
+) -> impl IntoView
+where
+    F: IntoView + 'static,
+{
+    let children = children.into_inner();
     view! {
         <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
             <header class="sidebar__header">
@@ -46,6 +53,7 @@ pub fn SessionsSidebar(
                     </ul>
                 </Show>
             </nav>
+            <footer class="sidebar__footer">{children()}</footer>
         </aside>
     }
 }
@@ -188,7 +196,7 @@ fn SessionItem(
 }
 
 /// The badge text; idle sessions show none.
-fn status_label(status: SessionStatus) -> &'static str {
+pub(crate) fn status_label(status: SessionStatus) -> &'static str {
     match status {
         SessionStatus::Idle => "",
         SessionStatus::Running => "running",
