@@ -214,11 +214,9 @@ impl Store for PostgresStore {
                 return Err(StoreError::LeaseLost(session_id));
             }
             let mut seq = row.get::<_, i64>(0) as Seq;
-            let insert = transaction
-                .prepare_cached("INSERT INTO frames (session_id, seq, kind, run_id, line) VALUES ($1, $2, $3, $4, $5)")
-                .await?;
             let mut appended = Vec::with_capacity(frames.len());
             let mut messages = 0_i64;
+            let (mut seqs, mut kinds, mut lines) = (Vec::new(), Vec::new(), Vec::new());
             for mut frame in frames {
                 seq += 1;
                 frame.set_seq(seq);
@@ -226,15 +224,29 @@ impl Store for PostgresStore {
                 messages += i64::from(matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_)));
                 let mut line = encode_frame(&frame);
                 line.pop();
-                let params: [&(dyn ToSql + Sync); 5] = [&session_id, &(seq as i64), &kind, &run_id, &line];
-                transaction.execute(&insert, &params).await?;
+                seqs.push(seq as i64);
+                kinds.push(kind);
+                lines.push(line.clone());
                 let logged = LoggedFrame { seq, kind: kind.to_owned(), run_id: run_id.clone(), line };
                 appended.push(Appended { logged, frame });
             }
+            // The whole batch in one statement: a round trip per frame was most of an append's time.
+            let insert = transaction
+                .prepare_cached(
+                    "INSERT INTO frames (session_id, seq, kind, run_id, line) \
+                     SELECT $1, seq, kind, $2, line FROM unnest($3::bigint[], $4::text[], $5::text[]) AS f(seq, kind, line)",
+                )
+                .await?;
+            let params: [&(dyn ToSql + Sync); 5] = [&session_id, &run_id, &seqs, &kinds, &lines];
+            transaction.execute(&insert, &params).await?;
+            // One wake-up per batch, delivered to the listening instances when the transaction commits.
+            let payload = listener::appended_payload(&session_id, seq);
             transaction
                 .execute(
-                    "UPDATE sessions SET last_seq = $2, updated_at = $3, message_count = message_count + $4 WHERE id = $1",
-                    &[&session_id, &(seq as i64), &(now as i64), &messages],
+                    "WITH moved AS (UPDATE sessions SET last_seq = $2, updated_at = $3, \
+                     message_count = message_count + $4 WHERE id = $1 RETURNING id) \
+                     SELECT pg_notify($5, $6) FROM moved",
+                    &[&session_id, &(seq as i64), &(now as i64), &messages, &listener::APPENDED, &payload],
                 )
                 .await?;
             if let (Some(status), Some(run_id)) = (ends_run, &run_id) {
