@@ -12,6 +12,7 @@ pub mod chat_state;
 #[cfg(feature = "hydrate")]
 pub mod client;
 pub mod components;
+pub mod export;
 pub mod fuzzy;
 #[cfg(feature = "ssr")]
 pub mod mapper;

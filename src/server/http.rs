@@ -32,6 +32,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions",
     "/api/sessions/{id}",
     "/api/sessions/{id}/events",
+    "/api/sessions/{id}/export",
     "/api/{*rest}",
 ];
 
@@ -64,6 +65,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions", get(list_sessions).post(create_session))
         .route("/api/sessions/{id}", get(session_detail).patch(rename_session).delete(delete_session))
         .route("/api/sessions/{id}/events", get(session_events))
+        .route("/api/sessions/{id}/export", get(export_session))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
             let options = render_state.leptos.clone();
@@ -190,6 +192,58 @@ async fn session_detail(
     Ok(Json(state.chat.detail(&id).await?))
 }
 
+#[derive(Deserialize)]
+struct ExportQuery {
+    format: Option<String>,
+}
+
+/// `GET /api/sessions/{id}/export?format=md|json`: the conversation as a download named after its title, as
+/// Markdown (readable, `crate::export`) or as JSON (the session as `GET /api/sessions/{id}` returns it).
+async fn export_session(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<ExportQuery>,
+) -> Result<Response, ApiError> {
+    let format = query.format.as_deref().unwrap_or("md");
+    if format != "md" && format != "json" {
+        return Err(ApiError::BadRequest(format!("unknown export format {format:?}: use md or json")));
+    }
+    let detail = state.chat.detail(&id).await?;
+    let name = file_name(&detail.session.title);
+    let (body, content_type) = if format == "json" {
+        let json = serde_json::to_string_pretty(&detail).map_err(|error| ApiError::Internal(error.to_string()))?;
+        (json, "application/json")
+    } else {
+        let messages: Vec<ChatMessage> = detail.messages.into_iter().chain(detail.pending).collect();
+        (crate::export::session_markdown(&detail.session.title, &messages), "text/markdown; charset=utf-8")
+    };
+    let disposition = format!("attachment; filename=\"{name}.{format}\"");
+    let mut response = body.into_response();
+    let headers = response.headers_mut();
+    headers.insert(axum::http::header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    let disposition = HeaderValue::from_str(&disposition).map_err(|error| ApiError::Internal(error.to_string()))?;
+    headers.insert(axum::http::header::CONTENT_DISPOSITION, disposition);
+    Ok(response)
+}
+
+/// A download's name from a session's title: letters, digits and dashes only (any other run of characters becomes
+/// one dash), at most 60, so no header or file system can be surprised by it.
+fn file_name(title: &str) -> String {
+    let mut name = String::new();
+    for c in title.chars() {
+        if c.is_ascii_alphanumeric() {
+            name.push(c.to_ascii_lowercase());
+        } else if !name.ends_with('-') && !name.is_empty() {
+            name.push('-');
+        }
+        if name.len() >= 60 {
+            break;
+        }
+    }
+    let name = name.trim_end_matches('-');
+    if name.is_empty() { "conversation".to_owned() } else { name.to_owned() }
+}
+
 async fn rename_session(
     State(state): State<AppState>,
     ApiPath(id): ApiPath<String>,
@@ -270,7 +324,15 @@ async fn static_file(State(state): State<AppState>, request: Request) -> Respons
 
 #[cfg(test)]
 mod tests {
-    use super::API_ROUTES;
+    use super::{API_ROUTES, file_name};
+
+    #[test]
+    fn download_names_keep_letters_and_digits_only() {
+        assert_eq!(file_name("Fix the build: \"now\"\r\n"), "fix-the-build-now");
+        assert_eq!(file_name("日本語"), "conversation");
+        assert_eq!(file_name(""), "conversation");
+        assert_eq!(file_name(&"a".repeat(100)).len(), 60);
+    }
 
     #[test]
     fn api_routes_lists_every_route_of_the_router() {

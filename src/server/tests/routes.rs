@@ -127,3 +127,28 @@ async fn each_route_answers_each_status_of_the_design() {
     assert_eq!((status, &deleted), (StatusCode::OK, &json!({"ok": true})));
     refused(&app, "a deleted session", get(&path), StatusCode::NOT_FOUND).await;
 }
+
+#[tokio::test]
+async fn a_session_exports_as_markdown_and_as_json_named_after_its_title() {
+    let app = TestApp::playing(r#"{"delayMs": 0, "turns": [{"text": "The answer is **42**."}]}"#).await;
+    let session = app.new_session().await;
+    let sent = app.call(post("/api/chat", &json!({"sessionId": session, "message": "Why 42?"}).to_string())).await;
+    super::app::body_bytes(sent).await;
+    until_idle(&app, &session).await;
+
+    let markdown = app.call(get(&format!("/api/sessions/{session}/export?format=md"))).await;
+    assert_eq!(markdown.status(), StatusCode::OK);
+    assert_eq!(markdown.headers()["content-type"], "text/markdown; charset=utf-8");
+    assert_eq!(markdown.headers()["content-disposition"], "attachment; filename=\"why-42.md\"");
+    let text = String::from_utf8(super::app::body_bytes(markdown).await).unwrap();
+    assert_eq!(text, "# Why 42?\n\n## You\n\nWhy 42?\n\n## Assistant\n\nThe answer is **42**.\n\n");
+
+    let json = app.call(get(&format!("/api/sessions/{session}/export?format=json"))).await;
+    assert_eq!(json.headers()["content-disposition"], "attachment; filename=\"why-42.json\"");
+    let (_, detail) = status_and_body(&app, get(&format!("/api/sessions/{session}"))).await;
+    assert_eq!(json_body(json).await, detail, "the JSON export is the session as the API returns it");
+
+    let xml = get(&format!("/api/sessions/{session}/export?format=xml"));
+    refused(&app, "an unknown format", xml, StatusCode::BAD_REQUEST).await;
+    refused(&app, "an unknown session", get("/api/sessions/nope/export"), StatusCode::NOT_FOUND).await;
+}
