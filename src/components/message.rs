@@ -20,6 +20,12 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
             <For each=move || top_level(parts.get()) key=|part| part.key.clone() let:part>
                 <PartView part/>
             </For>
+            // Handled by the transcript's one click listener, which finds the message by its id.
+            <div class="message__actions">
+                <button type="button" class="message__copy" data-copy-message aria-label="Copy message as Markdown">
+                    "Copy"
+                </button>
+            </div>
         </article>
     }
 }

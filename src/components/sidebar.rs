@@ -150,6 +150,22 @@ fn SessionItem(
                         >
                             "Delete"
                         </button>
+                        <a
+                            class="button button--small"
+                            href=format!("/api/sessions/{}/export?format=md", id.get_value())
+                            download
+                            aria-label=format!("Export {} as Markdown", shown_title)
+                        >
+                            "MD"
+                        </a>
+                        <a
+                            class="button button--small"
+                            href=format!("/api/sessions/{}/export?format=json", id.get_value())
+                            download
+                            aria-label=format!("Export {} as JSON", shown_title)
+                        >
+                            "JSON"
+                        </a>
                     </span>
                 }
                 .into_any(),

@@ -129,7 +129,7 @@ pub fn Transcript(
             aria-label="Conversation"
             node_ref=scroller
             on:scroll=on_scroll
-            on:click=copy_code
+            on:click=move |event| copy(event, chat)
         >
             <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion/> }>
                 // The server renders an empty transcript; the rows are only ever built in the browser.
@@ -161,12 +161,13 @@ fn page_is_hidden() -> bool {
     false
 }
 
-/// A code block's Copy button (inside markdown HTML, so handled here for the whole transcript).
-fn copy_code(event: leptos::ev::MouseEvent) {
+/// The transcript's Copy buttons, on one listener: a code block's copies its code, a message's copies the message
+/// as Markdown (`crate::export`).
+fn copy(event: leptos::ev::MouseEvent, chat: ReadSignal<ChatSnapshot>) {
     #[cfg(feature = "hydrate")]
-    browser::copy_code(event);
+    browser::copy(event, chat);
     #[cfg(not(feature = "hydrate"))]
-    let _ = event;
+    let _ = (event, chat);
 }
 
 #[cfg(feature = "hydrate")]
@@ -179,20 +180,35 @@ mod browser {
     use wasm_bindgen_futures::JsFuture;
     use web_sys::Element;
 
-    pub fn copy_code(event: leptos::ev::MouseEvent) {
+    use crate::chat_state::ChatSnapshot;
+
+    pub fn copy(event: leptos::ev::MouseEvent, chat: ReadSignal<ChatSnapshot>) {
         let Some(button) = event
             .target()
             .and_then(|target| target.dyn_into::<Element>().ok())
-            .and_then(|element| element.closest("[data-copy]").ok().flatten())
+            .and_then(|element| element.closest("[data-copy], [data-copy-message]").ok().flatten())
         else {
             return;
         };
-        let Some(code) =
-            button.closest(".code").ok().flatten().and_then(|block| block.query_selector("code").ok().flatten())
-        else {
-            return;
+        let text = if button.has_attribute("data-copy-message") {
+            let Some(id) =
+                button.closest("[data-message-id]").ok().flatten().and_then(|m| m.get_attribute("data-message-id"))
+            else {
+                return;
+            };
+            let markdown = chat.with_untracked(|snapshot| {
+                snapshot.messages.iter().find(|message| message.id == id).map(crate::export::message_markdown)
+            });
+            let Some(markdown) = markdown else { return };
+            markdown
+        } else {
+            let Some(code) =
+                button.closest(".code").ok().flatten().and_then(|block| block.query_selector("code").ok().flatten())
+            else {
+                return;
+            };
+            code.text_content().unwrap_or_default()
         };
-        let text = code.text_content().unwrap_or_default();
         leptos::task::spawn_local(async move {
             let label = match write_clipboard(&text).await {
                 Ok(()) => "Copied",
