@@ -43,7 +43,7 @@ pub fn Composer(
     /// The mode of the next message: the Agent/Plan switch, which the quick switcher can also flip.
     mode: RwSignal<AgentMode>,
 ) -> impl IntoView {
-    let draft = RwSignal::new(String::new());
+    let draft = RwSignal::new(typed_before_hydration());
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });
@@ -231,4 +231,24 @@ fn ModeOption(
             <span>{label}</span>
         </label>
     }
+}
+
+/// What was typed into the server-rendered message box while the page was still loading: hydration would otherwise
+/// set the box to the empty draft and lose it. Read only while hydrating (the app is not marked hydrated yet), so a
+/// composer built later never picks up another's text.
+fn typed_before_hydration() -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        let document = leptos::prelude::document();
+        if document.query_selector(".app[data-hydrated=\"true\"]").ok().flatten().is_some() {
+            return String::new();
+        }
+        let textarea = document.query_selector("textarea.composer__input").ok().flatten();
+        textarea
+            .and_then(|textarea| js_sys::Reflect::get(&textarea, &"value".into()).ok())
+            .and_then(|value| value.as_string())
+            .unwrap_or_default()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    String::new()
 }
