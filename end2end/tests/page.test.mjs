@@ -80,7 +80,7 @@ describe('chatwire page', () => {
     await input.press('Enter');
     const sent = page.locator('[data-testid="transcript"] .message[data-role="user"]');
     await sent.first().waitFor({ timeout: 10_000 });
-    assert.equal(await sent.first().innerText(), 'first line\nsecond line');
+    assert.equal(await sent.first().locator('.part--plain').innerText(), 'first line\nsecond line');
     assert.equal(await input.inputValue(), '', 'the composer is cleared after sending');
     assert.match(new URL(page.url()).pathname, /^\/s\/[0-9a-f-]{36}$/, 'the URL names the new session');
 

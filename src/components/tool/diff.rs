@@ -27,6 +27,15 @@ impl LineKind {
     }
 
     /// The sign shown in front of the line.
+    /// What a screen reader says for the sign, which is drawn as `+` or `−` (read out as "plus" or not at all).
+    pub fn spoken(self) -> Option<&'static str> {
+        match self {
+            LineKind::Added => Some("added"),
+            LineKind::Removed => Some("removed"),
+            LineKind::Context | LineKind::File | LineKind::Hunk | LineKind::Note => None,
+        }
+    }
+
     pub fn sign(self) -> &'static str {
         match self {
             LineKind::Added => "+",

@@ -169,8 +169,10 @@ pub fn DiffView(lines: Vec<DiffLine>) -> impl IntoView {
                         <div class=line.kind.class() role="row">
                             <span class="diff-line__no" aria-hidden="true">{number(line.old)}</span>
                             <span class="diff-line__no" aria-hidden="true">{number(line.new)}</span>
-                            <span class="diff-line__sign" aria-hidden="true">{line.kind.sign()}</span>
-                            <span class="diff-line__text">{line.text}</span>
+                            <span class="diff-line__sign" role="cell" aria-label=line.kind.spoken()>
+                                {line.kind.sign()}
+                            </span>
+                            <span class="diff-line__text" role="cell">{line.text}</span>
                         </div>
                     }
                 })
