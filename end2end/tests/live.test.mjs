@@ -228,7 +228,7 @@ describe('chatwire live client', () => {
     const second = new URL(page.url()).pathname;
     await waitForIdle(page);
 
-    const item = (pathname) => page.locator(`.sidebar__item[data-session-id="${pathname.slice(3)}"] a`);
+    const item = (pathname) => page.locator(`.sidebar__item[data-session-id="${pathname.slice(3)}"] a.sidebar__link`);
     await item(first).click();
     await page.waitForURL((url) => url.pathname === first);
     await page.locator(userMessages, { hasText: 'First session' }).waitFor();
