@@ -632,13 +632,17 @@ impl Store for PostgresStore {
             // A title match counts double, as in SQLite.
             let statement = client
                 .prepare_cached(
-                    "SELECT d.session_id, s.title, d.seq, d.message_id, d.body, \
-                     (ts_rank(d.terms, q) * CASE WHEN d.seq IS NULL THEN 2 ELSE 1 END)::float8 AS score \
-                     FROM search_docs d JOIN sessions s ON s.id = d.session_id, to_tsquery('simple', $1) q \
-                     WHERE d.terms @@ q ORDER BY score DESC, d.session_id, d.seq LIMIT $2",
+                    "WITH query AS (SELECT to_tsquery('simple', $1) AS q), \
+                     recent AS (SELECT d.id FROM search_docs d, query WHERE d.terms @@ query.q \
+                     ORDER BY d.id DESC LIMIT $3) \
+                     SELECT d.session_id, s.title, d.seq, d.message_id, d.body, \
+                     (ts_rank(d.terms, query.q) * CASE WHEN d.seq IS NULL THEN 2 ELSE 1 END)::float8 AS score \
+                     FROM recent JOIN search_docs d ON d.id = recent.id JOIN sessions s ON s.id = d.session_id, query \
+                     ORDER BY score DESC, d.session_id, d.seq LIMIT $2",
                 )
                 .await?;
-            let rows = client.query(&statement, &[&search::tsquery(&words), &(limit as i64)]).await?;
+            let params: [&(dyn ToSql + Sync); 3] = [&search::tsquery(&words), &(limit as i64), &search::RANKED_AT_MOST];
+            let rows = client.query(&statement, &params).await?;
             Ok(rows
                 .iter()
                 .map(|row| SearchHit {

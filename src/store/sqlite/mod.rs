@@ -442,14 +442,23 @@ impl Store for SqliteStore {
             if words.is_empty() {
                 return Ok(Vec::new());
             }
+            let expression = search::fts5_query(&words);
+            // Walking the matches newest first costs no ranking: it finds the oldest that is still ranked.
+            let oldest: Option<i64> = c
+                .prepare_cached(
+                    "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
+                )?
+                .query_row(params![expression, search::RANKED_AT_MOST - 1], |row| row.get(0))
+                .optional()?;
             // bm25 is lower for better matches; a title match counts double.
             let mut statement = c.prepare_cached(
                 "SELECT d.session_id, s.title, d.seq, d.message_id, d.body, \
                  bm25(search_fts) * CASE WHEN d.seq IS NULL THEN 2.0 ELSE 1.0 END AS score \
                  FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid JOIN sessions s ON s.id = d.session_id \
-                 WHERE search_fts MATCH ?1 ORDER BY score, d.session_id, d.seq LIMIT ?2",
+                 WHERE search_fts MATCH ?1 AND search_fts.rowid >= ?3 ORDER BY score, d.session_id, d.seq LIMIT ?2",
             )?;
-            let rows = statement.query_map(params![search::fts5_query(&words), limit as i64], |row| {
+            let params = params![expression, limit as i64, oldest.unwrap_or(i64::MIN)];
+            let rows = statement.query_map(params, |row| {
                 let body: String = row.get(4)?;
                 Ok(SearchHit {
                     session_id: row.get(0)?,
