@@ -429,3 +429,27 @@ async fn hostile_queries_are_answered() {
         assert!(store.search("\"*:(", 10).await.unwrap().is_empty(), "no word, no hits");
     }
 }
+
+#[tokio::test]
+async fn a_query_matching_more_than_are_ranked_ranks_the_newest() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        let count = search::RANKED_AT_MOST as usize + 50;
+        let frames = (0..count)
+            .map(|i| {
+                let text = if i == 0 { "common common common common".to_owned() } else { format!("common {i}") };
+                let message = ChatMessage {
+                    id: format!("m{i}"),
+                    role: Role::User,
+                    parts: vec![ChatMessagePart::text(text)],
+                    created_at: None,
+                };
+                ChatFrame::Message(crate::protocol::MessageFrame { seq: None, message })
+            })
+            .collect();
+        store.append(Append { frames, ..deltas("s1", None, 0) }).await.unwrap();
+        let hits = store.search("common", 50).await.unwrap();
+        assert_eq!(hits.len(), 50);
+        assert!(hits.iter().all(|hit| hit.seq.unwrap() > 50), "only the newest are ranked: {:?}", hits[0].seq);
+    }
+}
