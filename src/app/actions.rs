@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
 use crate::components::{Answer, Decision, NotifyPermission, Outgoing, Theme};
-use crate::protocol::{AgentMode, ChatFrame, ModelInfo, ModelsResponse, SessionSummary};
+use crate::protocol::{AgentMode, ChatFrame, ModelInfo, ModelsResponse, SearchHit, SessionSummary};
 
 /// The page's connection to the run of the session on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,6 +45,8 @@ pub struct PageState {
     /// Events of runs (finished, failed, waiting) that happened while the tab was hidden and have not been seen
     /// since; the tab title shows the count.
     pub unseen: RwSignal<u32>,
+    /// The hits of the sidebar's search; `None` while nothing is searched for.
+    pub search_hits: RwSignal<Option<Vec<SearchHit>>>,
 }
 
 impl PageState {
@@ -63,6 +65,7 @@ impl PageState {
             notify: RwSignal::new(false),
             notify_permission: RwSignal::new(NotifyPermission::default()),
             unseen: RwSignal::new(0),
+            search_hits: RwSignal::new(None),
         }
     }
 
@@ -115,6 +118,11 @@ pub struct PageRequests {
     /// Turns system notifications on (asking the browser's permission, so only from a user's gesture) or off, and
     /// remembers the setting in this browser.
     pub set_notify: Callback<bool>,
+    /// Searches sessions and messages (an empty query ends the search); the hits land in `search_hits`, an answer
+    /// to an older query than the last is dropped.
+    pub search: Callback<String>,
+    /// Opens a search hit's session, scrolled to its message.
+    pub open_hit: Callback<SearchHit>,
 }
 
 /// The model to preselect: the remembered one if the server still offers it, else the server's default.

@@ -36,6 +36,8 @@ fn connect(_state: PageState) -> PageRequests {
         go_to: Callback::new(|_| {}),
         set_theme: Callback::new(|_| {}),
         set_notify: Callback::new(|_| {}),
+        search: Callback::new(|_| {}),
+        open_hit: Callback::new(|_| {}),
     }
 }
 
@@ -173,6 +175,9 @@ fn ChatPage() -> impl IntoView {
                 now=state.now
                 on_rename=requests.rename
                 on_delete=requests.delete
+                search_hits=state.search_hits
+                on_search=requests.search
+                on_open_hit=requests.open_hit
             >
                 <SwitcherButton switcher/>
                 <NotificationSetting

@@ -110,6 +110,11 @@ pub async fn delete_session(session_id: &str) -> Result<(), ClientError> {
     Ok(())
 }
 
+pub async fn search(query: &str) -> Result<SearchResponse, ClientError> {
+    let url = format!("/api/search?q={}", String::from(js_sys::encode_uri_component(query)));
+    json::<SearchResponse>(&checked(Request::get(&url).send().await?).await?).await
+}
+
 pub async fn stop(session_id: &str) -> Result<AbortResponse, ClientError> {
     let request = Request::post("/api/chat/abort").json(&AbortRequest { session_id: session_id.to_owned() })?;
     json::<AbortResponse>(&checked(request.send().await?).await?).await

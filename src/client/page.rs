@@ -10,7 +10,7 @@ use super::follow::{self, Page};
 use super::{notify, theme};
 use crate::app::{PageRequests, PageState, preselected_model};
 use crate::client::{self as api, ClientError};
-use crate::protocol::{ApprovalRequest, QuestionAnswerRequest};
+use crate::protocol::{ApprovalRequest, QuestionAnswerRequest, SearchHit};
 
 /// How often the sidebar's relative times are brought up to date.
 const CLOCK_TICK: Duration = Duration::from_secs(30);
@@ -76,6 +76,68 @@ pub fn connect(state: PageState) -> PageRequests {
             state.theme.set(theme);
         }),
         set_notify: Callback::new(move |on| notify::set_setting(state, on)),
+        search: Callback::new(move |query: String| search(state, query)),
+        open_hit: Callback::new(move |hit: SearchHit| {
+            follow::go_to(page, Some(hit.session_id));
+            if let Some(id) = hit.message_id {
+                leptos::task::spawn_local(scroll_to_message(id));
+            }
+        }),
+    }
+}
+
+thread_local! {
+    /// The number of the last search asked for: an answer to an earlier one arrived late and is dropped.
+    static LAST_SEARCH: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn search(state: PageState, query: String) {
+    let number = LAST_SEARCH.with(|last| {
+        last.set(last.get() + 1);
+        last.get()
+    });
+    if query.trim().is_empty() {
+        state.search_hits.set(None);
+        return;
+    }
+    leptos::task::spawn_local(async move {
+        let answer = api::search(&query).await;
+        if LAST_SEARCH.with(std::cell::Cell::get) != number {
+            return;
+        }
+        match answer {
+            Ok(found) => state.search_hits.set(Some(found.hits)),
+            Err(error) => state.problem.set(Some(format!("The search failed: {error}"))),
+        }
+    });
+}
+
+/// How long a hit's message may take to appear once its session is opened (its transcript is loaded first).
+const FIND_MESSAGE_TRIES: u32 = 60;
+const FIND_MESSAGE_EVERY: Duration = Duration::from_millis(50);
+
+/// Scrolls the opened session's message `id` into view and marks it (`data-found`) for a moment. The id goes
+/// into a CSS selector, so only an id of letters, digits, `-` and `_` (every id the server makes) is looked for.
+async fn scroll_to_message(id: String) {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+        return;
+    }
+    let selector = format!("[data-message-id=\"{id}\"]");
+    let pause = api::Pause::new();
+    for _ in 0..FIND_MESSAGE_TRIES {
+        pause.sleep(FIND_MESSAGE_EVERY).await;
+        let found = web_sys::window()
+            .and_then(|window| window.document())
+            .and_then(|document| document.query_selector(&selector).ok().flatten());
+        if let Some(element) = found {
+            // One more pause: the transcript scrolls to its end once its rows are in, and that must come first.
+            pause.sleep(FIND_MESSAGE_EVERY).await;
+            element.scroll_into_view();
+            let _ = element.set_attribute("data-found", "true");
+            pause.sleep(Duration::from_secs(2)).await;
+            let _ = element.remove_attribute("data-found");
+            return;
+        }
     }
 }
 

@@ -1,10 +1,12 @@
-//! The sessions sidebar: "New chat", and the sessions with their status and age; each can be opened, renamed in
-//! place, or deleted after a confirmation.
+//! The sessions sidebar: "New chat", the search box, and the sessions with their status and age; each can be
+//! opened, renamed in place, or deleted after a confirmation. While a search has hits to show, they take the list's
+//! place.
 
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::protocol::{SessionStatus, SessionSummary};
+use super::SessionSearch;
+use crate::protocol::{SearchHit, SessionStatus, SessionSummary};
 
 #[component]
 pub fn SessionsSidebar<F>(
@@ -21,6 +23,13 @@ pub fn SessionsSidebar<F>(
     on_rename: Callback<(String, String)>,
     /// Called with the id of a session the user confirmed to delete.
     on_delete: Callback<String>,
+    /// The hits of the search box's last query; `None` while nothing is searched for.
+    #[prop(into)]
+    search_hits: Signal<Option<Vec<SearchHit>>>,
+    /// Called with the search box's query as typed.
+    on_search: Callback<String>,
+    /// Opens a search hit's session at its message.
+    on_open_hit: Callback<SearchHit>,
     /// Shown below the list (the page's settings). A type of its own rather than `Children`, which would erase it
     /// into an `AnyView` and keep that type's hydration code twice in the WASM.
     children: TypedChildren<F>,
@@ -35,7 +44,8 @@ where
                 <span class="sidebar__brand">"chatwire"</span>
                 <a class="button button--ghost" href="/" data-testid="new-chat">"New chat"</a>
             </header>
-            <nav class="sidebar__list">
+            <SessionSearch hits=search_hits on_query=on_search on_open=on_open_hit/>
+            <nav class="sidebar__list" hidden=move || search_hits.with(Option::is_some)>
                 <Show
                     when=move || sessions.with(|s| !s.is_empty())
                     fallback=|| view! { <p class="sidebar__empty">"No sessions yet."</p> }

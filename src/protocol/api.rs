@@ -216,6 +216,39 @@ pub struct ModelInfo {
     pub context_window: u64,
 }
 
+/// `GET /api/search?q=…&limit=…`: sessions found by their title and the text of their messages, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResponse {
+    pub hits: Vec<SearchHit>,
+}
+
+/// One message (or a session's title) that matches every word of a search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchHit {
+    pub session_id: String,
+    /// The session's title as it is now.
+    pub title: String,
+    /// The `seq` of the logged `message` or `done` frame that matched; absent when the title matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<Seq>,
+    /// The id of the matched message, to scroll to; absent when the title matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// A short window of the matched text, cut into plain and highlighted pieces: text, never markup.
+    pub snippet: Vec<SnippetPiece>,
+    /// Higher is better; comparable only within one answer.
+    pub rank: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnippetPiece {
+    pub text: String,
+    /// True for a word that matched the query.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub highlight: bool,
+}
+
 /// Every error answered before a stream starts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {

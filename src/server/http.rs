@@ -33,6 +33,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}",
     "/api/sessions/{id}/events",
     "/api/sessions/{id}/export",
+    "/api/search",
     "/api/{*rest}",
 ];
 
@@ -66,6 +67,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}", get(session_detail).patch(rename_session).delete(delete_session))
         .route("/api/sessions/{id}/events", get(session_events))
         .route("/api/sessions/{id}/export", get(export_session))
+        .route("/api/search", get(search))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
             let options = render_state.leptos.clone();
@@ -295,6 +297,36 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<Seq>, ApiError> {
     text.parse().map(Some).map_err(|_| {
         ApiError::BadRequest(format!("Last-Event-ID must be the seq of a frame (0 to {}), not {text:?}", Seq::MAX))
     })
+}
+
+/// Hits a search answers when the request names no `limit`, and the most it names.
+const SEARCH_LIMIT: usize = 20;
+const MAX_SEARCH_LIMIT: usize = 50;
+
+#[derive(Deserialize)]
+struct SearchQuery {
+    q: String,
+    limit: Option<usize>,
+}
+
+/// A query without a word (empty, blank, only punctuation) finds nothing and is no error: the search box asks as the
+/// user types, and a lone `"` is a normal moment of typing. An over-long one is a 400, not cut: a cut query would
+/// answer a different question than was asked.
+async fn search(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<SearchQuery>,
+) -> Result<Json<SearchResponse>, ApiError> {
+    use crate::store::search::MAX_QUERY_CHARS;
+    if query.q.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::BadRequest(format!("a search is at most {MAX_QUERY_CHARS} characters long")));
+    }
+    let limit = match query.limit.unwrap_or(SEARCH_LIMIT) {
+        limit @ 1..=MAX_SEARCH_LIMIT => limit,
+        limit => {
+            return Err(ApiError::BadRequest(format!("limit must be 1 to {MAX_SEARCH_LIMIT}, not {limit}")));
+        }
+    };
+    Ok(Json(SearchResponse { hits: state.chat.store.search(&query.q, limit).await? }))
 }
 
 async fn unknown_api_route(request: Request) -> Response {

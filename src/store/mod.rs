@@ -5,6 +5,7 @@
 //! Frames are stored as the exact JSON line sent to viewers, so a replay is byte-identical to the live stream.
 
 pub mod postgres;
+pub mod search;
 pub mod sqlite;
 #[cfg(test)]
 mod tests;
@@ -14,7 +15,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::protocol::{ChatFrame, Seq, SessionStatus, SessionSummary};
+use crate::protocol::{ChatFrame, SearchHit, Seq, SessionStatus, SessionSummary};
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -333,4 +334,9 @@ pub trait Store: Send + Sync + 'static {
     /// Forgets request ids (and unanswered controls) older than `cutoff` (ms since the epoch); returns how many
     /// request ids.
     fn forget_requests_before(&self, cutoff: u64) -> StoreFuture<'_, usize>;
+
+    /// Session titles and logged messages that hold every word of `query` as the start of one of their words
+    /// (`search::query_words`), best first, at most `limit`; none for a query without a word. The index is kept in
+    /// the same transaction as what it indexes (appends, renames, deletes).
+    fn search<'a>(&'a self, query: &'a str, limit: usize) -> StoreFuture<'a, Vec<SearchHit>>;
 }

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::protocol::{ChatMessage, DeltaFrame, DoneFrame, Role};
+use crate::protocol::{ChatMessage, ChatMessagePart, DeltaFrame, DoneFrame, Role, SearchHit};
 
 pub fn deltas(session_id: &str, run_id: Option<&str>, count: usize) -> Append {
     let frame = |i: usize| ChatFrame::Delta(DeltaFrame { seq: None, text: format!("piece {i}"), message_id: None });
@@ -270,5 +270,186 @@ async fn controls_wait_for_their_owner_and_are_forgotten_once_answered() {
         assert_eq!(store.take_control_reply(first).await.unwrap(), None, "taken once");
         store.forget_requests_before(11).await.unwrap();
         assert_eq!(store.pending_controls("a").await.unwrap(), [], "old controls are purged");
+    }
+}
+
+fn said(session_id: &str, id: &str, role: Role, parts: Vec<ChatMessagePart>) -> Append {
+    let message = ChatMessage { id: id.into(), role, parts, created_at: None };
+    let frame = ChatFrame::Message(crate::protocol::MessageFrame { seq: None, message });
+    Append { frames: vec![frame], ..deltas(session_id, None, 0) }
+}
+
+fn prompt(session_id: &str, id: &str, text: &str) -> Append {
+    said(session_id, id, Role::User, vec![ChatMessagePart::text(text)])
+}
+
+/// A logged prompt as it is stored, for databases written by hand.
+pub fn prompt_line(seq: Seq, id: &str, text: &str) -> String {
+    let Append { mut frames, .. } = prompt("s1", id, text);
+    frames[0].set_seq(seq);
+    let mut line = crate::ndjson::encode_frame(&frames[0]);
+    line.pop();
+    line
+}
+
+fn marked(hit: &SearchHit) -> String {
+    hit.snippet.iter().map(|p| if p.highlight { format!("[{}]", p.text) } else { p.text.clone() }).collect()
+}
+
+#[tokio::test]
+async fn a_logged_message_is_found_with_its_seq_and_a_highlighted_snippet() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s2", "", 1).await.unwrap();
+        store.append(deltas("s1", None, 2)).await.unwrap();
+        store.append(prompt("s1", "m1", "Please refactor the Parser in src/parse.rs")).await.unwrap();
+        store.append(prompt("s2", "m2", "nothing to see")).await.unwrap();
+        let hits = store.search("refact parse", 10).await.unwrap();
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        assert_eq!(
+            (hits[0].session_id.as_str(), hits[0].seq, hits[0].message_id.as_deref()),
+            ("s1", Some(3), Some("m1"))
+        );
+        assert_eq!(marked(&hits[0]), "Please [refactor] the [Parser] in src/[parse].rs");
+        assert!(store.search("refactor missing", 10).await.unwrap().is_empty(), "every word must match");
+        assert_eq!(store.search("SEE", 10).await.unwrap()[0].session_id, "s2", "case does not matter");
+    }
+}
+
+#[tokio::test]
+async fn titles_are_found_kept_current_on_rename_and_gone_with_their_session() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "Deploy checklist", 1).await.unwrap();
+        store.create_session("s2", "", 1).await.unwrap();
+        store.title_if_unset("s2", "Kernel panic").await.unwrap();
+        let hit = store.search("deploy", 10).await.unwrap();
+        assert_eq!((hit.len(), hit[0].session_id.as_str(), hit[0].seq), (1, "s1", None));
+        assert_eq!(marked(&hit[0]), "[Deploy] checklist");
+        assert_eq!(store.search("kernel", 10).await.unwrap()[0].session_id, "s2");
+        store.rename_session("s1", "Release notes", 2).await.unwrap();
+        assert!(store.search("deploy", 10).await.unwrap().is_empty(), "the old title is forgotten");
+        let hit = store.search("release", 10).await.unwrap();
+        assert_eq!((hit.len(), hit[0].title.as_str()), (1, "Release notes"));
+        store.append(prompt("s1", "m1", "release it on friday")).await.unwrap();
+        assert_eq!(store.search("release", 10).await.unwrap().len(), 2);
+        assert_eq!(store.search("release", 1).await.unwrap().len(), 1, "the limit holds");
+        assert!(store.delete_session("s1").await.unwrap());
+        assert!(store.search("release", 10).await.unwrap().is_empty(), "a deleted session is not found");
+        assert!(store.search("friday", 10).await.unwrap().is_empty());
+        assert_eq!(store.search("kernel", 10).await.unwrap().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn hits_are_ranked_a_title_above_a_message_and_more_matches_above_fewer() {
+    for (store, _dir) in stores().await {
+        store.create_session("few", "", 1).await.unwrap();
+        store.create_session("many", "", 1).await.unwrap();
+        store.create_session("titled", "kubernetes notes", 1).await.unwrap();
+        store.append(prompt("few", "m1", "kubernetes is one of five words")).await.unwrap();
+        store.append(prompt("many", "m2", "kubernetes kubernetes kubernetes and more words")).await.unwrap();
+        let hits = store.search("kubernetes", 10).await.unwrap();
+        let order: Vec<&str> = hits.iter().map(|hit| hit.session_id.as_str()).collect();
+        assert_eq!(order, ["titled", "many", "few"], "{hits:?}");
+        assert!(hits[0].rank > hits[1].rank && hits[1].rank > hits[2].rank);
+    }
+}
+
+#[tokio::test]
+async fn answers_and_tool_commands_are_indexed_but_thinking_is_not() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        let mut bash = crate::protocol::ChatToolPart::new("Bash", "t1", crate::protocol::ToolState::OutputAvailable);
+        bash.input = Some(serde_json::json!({ "command": "grep -rn frobnicate ." }));
+        bash.output = Some(serde_json::json!({ "output": "outputword" }));
+        let message = ChatMessage {
+            id: "a1".into(),
+            role: Role::Assistant,
+            parts: vec![
+                ChatMessagePart::thinking("secretthought"),
+                ChatMessagePart::tool(bash),
+                ChatMessagePart::text("The answer is visible"),
+            ],
+            created_at: None,
+        };
+        let frame = ChatFrame::Done(DoneFrame {
+            seq: None,
+            run_id: "r1".into(),
+            message,
+            session_id: "s1".into(),
+            session_file: None,
+            session_reset: None,
+        });
+        store.append(Append { frames: vec![frame], ..deltas("s1", Some("r1"), 0) }).await.unwrap();
+        assert_eq!(store.search("visible", 10).await.unwrap()[0].message_id.as_deref(), Some("a1"));
+        assert_eq!(store.search("frobnicate", 10).await.unwrap().len(), 1, "a tool's command is indexed");
+        assert!(store.search("secretthought", 10).await.unwrap().is_empty(), "thinking is not indexed");
+        assert!(store.search("outputword", 10).await.unwrap().is_empty(), "tool output is not indexed");
+        assert!(store.search("piece", 10).await.unwrap().is_empty(), "deltas are not indexed");
+    }
+}
+
+#[tokio::test]
+async fn hostile_queries_are_answered() {
+    let long = "word ".repeat(2048);
+    let queries = [
+        "",
+        "   ",
+        "\"",
+        "\"unbalanced",
+        "*",
+        "foo*",
+        "a:b",
+        "body:x",
+        "(",
+        "())",
+        "NEAR(a b)",
+        "a NEAR b",
+        "-x",
+        "^x",
+        "a AND OR NOT b",
+        "'",
+        "'; DROP TABLE sessions; --",
+        "\\",
+        "a & b | !c",
+        "x:*",
+        "<->",
+        "\u{0}",
+        "日本語",
+        long.as_str(),
+    ];
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "Some title", 1).await.unwrap();
+        store.append(prompt("s1", "m1", "a word, and NEAR body x")).await.unwrap();
+        for query in queries {
+            let hits = store.search(query, 10).await;
+            assert!(hits.is_ok(), "{query:?}: {hits:?}");
+        }
+        assert_eq!(store.search("\"near", 10).await.unwrap().len(), 1, "NEAR is a word like any other");
+        assert!(store.search("\"*:(", 10).await.unwrap().is_empty(), "no word, no hits");
+    }
+}
+
+#[tokio::test]
+async fn a_query_matching_more_than_are_ranked_ranks_the_newest() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        let count = search::RANKED_AT_MOST as usize + 50;
+        let frames = (0..count)
+            .map(|i| {
+                let text = if i == 0 { "common common common common".to_owned() } else { format!("common {i}") };
+                let message = ChatMessage {
+                    id: format!("m{i}"),
+                    role: Role::User,
+                    parts: vec![ChatMessagePart::text(text)],
+                    created_at: None,
+                };
+                ChatFrame::Message(crate::protocol::MessageFrame { seq: None, message })
+            })
+            .collect();
+        store.append(Append { frames, ..deltas("s1", None, 0) }).await.unwrap();
+        let hits = store.search("common", 50).await.unwrap();
+        assert_eq!(hits.len(), 50);
+        assert!(hits.iter().all(|hit| hit.seq.unwrap() > 50), "only the newest are ranked: {:?}", hits[0].seq);
     }
 }

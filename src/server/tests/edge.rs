@@ -26,6 +26,20 @@ fn events(session: &str, query: &str) -> Request<Body> {
     get(&format!("/api/sessions/{session}/events?{query}"))
 }
 
+/// `text` as one query-string value.
+fn encoded(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => char::from(byte).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn search(query: &str) -> Request<Body> {
+    get(&format!("/api/search?{query}"))
+}
+
 fn hostile_rows(session: &str) -> Vec<Row> {
     let bad = StatusCode::BAD_REQUEST;
     let two_hosts = request("GET", "/api/sessions").header("host", "evil.example").body(Body::empty()).unwrap();
@@ -58,6 +72,12 @@ fn hostile_rows(session: &str) -> Vec<Row> {
         row("after in exponent form", events(session, "after=1e3"), bad),
         row("after beyond u64", events(session, "after=99999999999999999999999"), bad),
         row("after given twice", events(session, "after=1&after=2"), bad),
+        row("a search without q", search("limit=5"), bad),
+        row("a search of 10 KB", search(&format!("q={}", encoded(&"needle ".repeat(1500)))), bad),
+        row("a search limit of 0", search("q=x&limit=0"), bad),
+        row("a search limit over the cap", search("q=x&limit=1000"), bad),
+        row("a search limit that is not a number", search("q=x&limit=ten"), bad),
+        row("q given twice", search("q=a&q=b"), bad),
         row("Last-Event-ID is not a number", last_event_id("abc").unwrap(), bad),
         row("Last-Event-ID is negative", last_event_id("-3").unwrap(), bad),
         row("a path segment that is not UTF-8", get("/api/sessions/%ff"), bad),
@@ -143,6 +163,53 @@ async fn hostile_requests_get_their_status_and_a_json_message_and_the_server_sta
     }
     let detail = json_body(app.call(get(&format!("/api/sessions/{session}"))).await).await;
     assert_eq!(detail["lastSeq"], 0, "no hostile request changed the session");
+}
+
+#[tokio::test]
+async fn searches_with_query_syntax_are_answered_as_plain_words() {
+    let app = TestApp::playing(QUICK).await;
+    let session = app.new_session().await;
+    finished_run(&app, &session).await;
+    // What each finds of the run's "hi" and "Hello there.": every word must match, so a syntax word that is not
+    // in the text (NEAR, AND, text, x) leaves nothing.
+    let queries = [
+        ("", 0),
+        ("   ", 0),
+        ("\"", 0),
+        ("\"hello", 1),
+        ("hello\"", 1),
+        ("*", 0),
+        ("hel*", 1),
+        ("there:hello", 1),
+        ("text:hello", 0),
+        ("(hello", 1),
+        ("hello)", 1),
+        ("NEAR(hello there)", 0),
+        ("-hello", 1),
+        ("^hello", 1),
+        ("hello AND OR NOT", 0),
+        ("'hello", 1),
+        ("hello & !there | x:*", 0),
+        ("\\", 0),
+        ("\u{1F600}", 0),
+    ];
+    for (query, expected) in queries {
+        let response = app.call(search(&format!("q={}", encoded(query)))).await;
+        assert_eq!(response.status(), StatusCode::OK, "{query:?}");
+        let body = json_body(response).await;
+        let hits = body["hits"].as_array().unwrap_or_else(|| panic!("{query:?}: {body}"));
+        assert_eq!(hits.len(), expected, "{query:?}: {body}");
+    }
+    let body = json_body(app.call(search("q=THERE")).await).await;
+    let hit = &body["hits"][0];
+    assert_eq!(hit["sessionId"], session.as_str());
+    assert!(hit["seq"].as_u64().is_some() && hit["messageId"].is_string(), "{hit}");
+    assert_eq!(
+        hit["snippet"],
+        serde_json::json!([{ "text": "Hello " }, { "text": "there", "highlight": true }, { "text": "." }])
+    );
+    let longest = "hello ".repeat(crate::store::search::MAX_QUERY_CHARS / 6);
+    assert_eq!(app.call(search(&format!("q={}", encoded(&longest)))).await.status(), StatusCode::OK);
 }
 
 /// Runs the quick script to its end in `session`; returns the session's last seq.

@@ -20,7 +20,8 @@ use super::{
     RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
-use crate::protocol::{ChatFrame, Seq, SessionSummary};
+use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary};
+use crate::store::search;
 
 #[derive(Clone)]
 pub struct PostgresStore {
@@ -121,12 +122,44 @@ async fn finish_run(
     Ok(())
 }
 
+/// Adds a document to the search index: a title (no `seq`) or a logged message.
+async fn insert_doc(
+    client: &impl deadpool_postgres::GenericClient,
+    session_id: &str,
+    seq: Option<i64>,
+    message_id: Option<&str>,
+    body: &str,
+) -> Result<(), StoreError> {
+    let statement = client
+        .prepare_cached(
+            "INSERT INTO search_docs (session_id, seq, message_id, body, terms) \
+             VALUES ($1, $2, $3, $4, to_tsvector('simple', $5))",
+        )
+        .await?;
+    client.execute(&statement, &[&session_id, &seq, &message_id, &body, &search::index_terms(body)]).await?;
+    Ok(())
+}
+
+/// Replaces the session's title in the search index.
+async fn index_title(
+    client: &impl deadpool_postgres::GenericClient,
+    session_id: &str,
+    title: &str,
+) -> Result<(), StoreError> {
+    client.execute("DELETE FROM search_docs WHERE session_id = $1 AND seq IS NULL", &[&session_id]).await?;
+    if !title.is_empty() {
+        insert_doc(client, session_id, None, None, title).await?;
+    }
+    Ok(())
+}
+
 impl Store for PostgresStore {
     fn create_session<'a>(&'a self, id: &'a str, title: &'a str, now: u64) -> StoreFuture<'a, SessionSummary> {
         Box::pin(async move {
-            let client = self.pool.get().await?;
+            let mut client = self.pool.get().await?;
+            let transaction = client.transaction().await?;
             let now = now as i64;
-            let row = client
+            let row = transaction
                 .query_one(
                     &format!(
                         "INSERT INTO sessions (id, title, title_is_set, created_at, updated_at) \
@@ -135,6 +168,8 @@ impl Store for PostgresStore {
                     &[&id, &title, &!title.is_empty(), &now],
                 )
                 .await?;
+            index_title(&transaction, id, title).await?;
+            transaction.commit().await?;
             Ok(summary_from_row(&row))
         })
     }
@@ -160,26 +195,36 @@ impl Store for PostgresStore {
 
     fn rename_session<'a>(&'a self, id: &'a str, title: &'a str, now: u64) -> StoreFuture<'a, bool> {
         Box::pin(async move {
-            let client = self.pool.get().await?;
-            let changed = client
+            let mut client = self.pool.get().await?;
+            let transaction = client.transaction().await?;
+            let changed = transaction
                 .execute(
                     "UPDATE sessions SET title = $2, title_is_set = TRUE, updated_at = $3 WHERE id = $1",
                     &[&id, &title, &(now as i64)],
                 )
                 .await?;
+            if changed == 1 {
+                index_title(&transaction, id, title).await?;
+            }
+            transaction.commit().await?;
             Ok(changed == 1)
         })
     }
 
     fn title_if_unset<'a>(&'a self, id: &'a str, title: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let client = self.pool.get().await?;
-            client
+            let mut client = self.pool.get().await?;
+            let transaction = client.transaction().await?;
+            let changed = transaction
                 .execute(
                     "UPDATE sessions SET title = $2, title_is_set = TRUE WHERE id = $1 AND NOT title_is_set",
                     &[&id, &title],
                 )
                 .await?;
+            if changed == 1 {
+                index_title(&transaction, id, title).await?;
+            }
+            transaction.commit().await?;
             Ok(())
         })
     }
@@ -227,6 +272,9 @@ impl Store for PostgresStore {
                 seqs.push(seq as i64);
                 kinds.push(kind);
                 lines.push(line.clone());
+                if let Some(doc) = search::indexed(&frame) {
+                    insert_doc(&transaction, &session_id, Some(seq as i64), Some(&doc.message_id), &doc.body).await?;
+                }
                 let logged = LoggedFrame { seq, kind: kind.to_owned(), run_id: run_id.clone(), line };
                 appended.push(Appended { logged, frame });
             }
@@ -585,6 +633,41 @@ impl Store for PostgresStore {
             Ok(client.execute("DELETE FROM requests WHERE created_at < $1", &[&(cutoff as i64)]).await? as usize)
         })
     }
+
+    fn search<'a>(&'a self, query: &'a str, limit: usize) -> StoreFuture<'a, Vec<SearchHit>> {
+        Box::pin(async move {
+            let words = search::query_words(query);
+            if words.is_empty() {
+                return Ok(Vec::new());
+            }
+            let client = self.pool.get().await?;
+            // A title match counts double, as in SQLite.
+            let statement = client
+                .prepare_cached(
+                    "WITH query AS (SELECT to_tsquery('simple', $1) AS q), \
+                     recent AS (SELECT d.id FROM search_docs d, query WHERE d.terms @@ query.q \
+                     ORDER BY d.id DESC LIMIT $3) \
+                     SELECT d.session_id, s.title, d.seq, d.message_id, d.body, \
+                     (ts_rank(d.terms, query.q) * CASE WHEN d.seq IS NULL THEN 2 ELSE 1 END)::float8 AS score \
+                     FROM recent JOIN search_docs d ON d.id = recent.id JOIN sessions s ON s.id = d.session_id, query \
+                     ORDER BY score DESC, d.session_id, d.seq LIMIT $2",
+                )
+                .await?;
+            let params: [&(dyn ToSql + Sync); 3] = [&search::tsquery(&words), &(limit as i64), &search::RANKED_AT_MOST];
+            let rows = client.query(&statement, &params).await?;
+            Ok(rows
+                .iter()
+                .map(|row| SearchHit {
+                    session_id: row.get(0),
+                    title: row.get(1),
+                    seq: row.get::<_, Option<i64>>(2).map(|seq| seq as Seq),
+                    message_id: row.get(3),
+                    snippet: search::snippet(row.get(4), &words),
+                    rank: row.get(5),
+                })
+                .collect())
+        })
+    }
 }
 
 #[cfg(test)]
@@ -605,5 +688,30 @@ mod tests {
             "{:?}",
             opened.err()
         );
+    }
+
+    #[tokio::test]
+    async fn the_search_migration_indexes_an_existing_database() {
+        let url = test_server::server().fresh_database().await;
+        let (client, connection) = tokio_postgres::connect(&url, NoTls).await.unwrap();
+        tokio::spawn(connection);
+        // A database of version 2, with a titled session and a logged prompt.
+        client.batch_execute(&schema::MIGRATIONS[..2].join(";")).await.unwrap();
+        client
+            .batch_execute(
+                "CREATE TABLE chatwire_schema (version INTEGER NOT NULL); INSERT INTO chatwire_schema VALUES (2);
+                 INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 'Old title', 1, 1);",
+            )
+            .await
+            .unwrap();
+        let line = crate::store::tests::prompt_line(1, "m1", "remember the zeppelin");
+        client
+            .execute("INSERT INTO frames (session_id, seq, kind, line) VALUES ('s1', 1, 'message', $1)", &[&line])
+            .await
+            .unwrap();
+        let store = PostgresStore::open(&url).await.unwrap();
+        let hits = store.search("zeppelin", 10).await.unwrap();
+        assert_eq!((hits.len(), hits[0].seq, hits[0].message_id.as_deref()), (1, Some(1), Some("m1")));
+        assert_eq!(store.search("old", 10).await.unwrap()[0].seq, None, "the title is indexed");
     }
 }

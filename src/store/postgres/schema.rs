@@ -1,12 +1,13 @@
 //! The PostgreSQL schema as numbered migrations, applied in order on open under an advisory lock, so that instances
 //! starting together migrate once; `chatwire_schema` says how many the database has had.
 
-use deadpool_postgres::Client;
+use deadpool_postgres::{Client, GenericClient};
 
-use crate::store::StoreError;
+use crate::protocol::parse_frame;
+use crate::store::{StoreError, search};
 
 /// Each entry is one migration; never edit one that has shipped, add the next instead.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: the tables of the SQLite store, with the same meaning.
     "CREATE TABLE sessions (
         id TEXT PRIMARY KEY,
@@ -63,7 +64,23 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL
     );
     CREATE INDEX controls_by_owner ON controls(owner, id) WHERE reply IS NULL;",
+    // 3: the search index: a session's title (no `seq`) and the text of each logged `message` and `done` frame,
+    // with `terms` built from the words `store::search::words` cuts (not PostgreSQL's parser, which keeps
+    // `src/main.rs` whole), so both stores find the same. Filled for an existing database by `index_existing`.
+    "CREATE TABLE search_docs (
+        id BIGSERIAL PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq BIGINT,
+        message_id TEXT,
+        body TEXT NOT NULL,
+        terms TSVECTOR NOT NULL
+    );
+    CREATE INDEX search_docs_by_session ON search_docs(session_id, seq);
+    CREATE INDEX search_docs_terms ON search_docs USING GIN (terms);",
 ];
+
+/// The migration after which the titles and logged frames are indexed.
+const SEARCH_INDEX: usize = 3;
 
 /// Any fixed number: the advisory lock that makes one instance at a time migrate.
 const MIGRATION_LOCK: i64 = 0x6368_6174_7769_7265; // "chatwire"
@@ -83,12 +100,36 @@ pub async fn migrate(client: &mut Client) -> Result<(), StoreError> {
     if found > current_version() {
         return Err(StoreError::NewerSchema { found, known: current_version() });
     }
-    for migration in MIGRATIONS.iter().skip(found as usize) {
+    for (done, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         transaction.batch_execute(migration).await?;
+        if done + 1 == SEARCH_INDEX {
+            index_existing(&transaction).await?;
+        }
     }
     let version = current_version() as i32;
     transaction.execute("DELETE FROM chatwire_schema", &[]).await?;
     transaction.execute("INSERT INTO chatwire_schema (version) VALUES ($1)", &[&version]).await?;
     transaction.commit().await?;
+    Ok(())
+}
+
+/// Indexes every session's title and logged `message` and `done` frame, as the store would have; a line that no
+/// longer parses is left out (it is still replayed as it is).
+async fn index_existing(client: &impl GenericClient) -> Result<(), StoreError> {
+    for row in client.query("SELECT id, title FROM sessions WHERE title <> ''", &[]).await? {
+        let (id, title): (&str, &str) = (row.get(0), row.get(1));
+        super::insert_doc(client, id, None, None, title).await?;
+    }
+    let frames = client
+        .query(
+            "SELECT session_id, seq, line FROM frames WHERE kind IN ('message', 'done') ORDER BY session_id, seq",
+            &[],
+        )
+        .await?;
+    for row in frames {
+        let (session_id, seq, line): (&str, i64, &str) = (row.get(0), row.get(1), row.get(2));
+        let Some(doc) = parse_frame(line.as_bytes()).ok().as_ref().and_then(search::indexed) else { continue };
+        super::insert_doc(client, session_id, Some(seq), Some(&doc.message_id), &doc.body).await?;
+    }
     Ok(())
 }

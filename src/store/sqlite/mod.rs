@@ -18,7 +18,8 @@ use super::{
     RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
-use crate::protocol::{ChatFrame, Seq, SessionSummary};
+use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary};
+use crate::store::search;
 
 /// Reader connections kept open between reads; more are opened when more reads run at once.
 const IDLE_READERS: usize = 4;
@@ -434,6 +435,43 @@ impl Store for SqliteStore {
             Ok(c.execute("DELETE FROM requests WHERE created_at < ?1", params![cutoff as i64])?)
         })
     }
+
+    fn search<'a>(&'a self, query: &'a str, limit: usize) -> StoreFuture<'a, Vec<SearchHit>> {
+        let words = search::query_words(query);
+        self.read(move |c| {
+            if words.is_empty() {
+                return Ok(Vec::new());
+            }
+            let expression = search::fts5_query(&words);
+            // Walking the matches newest first costs no ranking: it finds the oldest that is still ranked.
+            let oldest: Option<i64> = c
+                .prepare_cached(
+                    "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
+                )?
+                .query_row(params![expression, search::RANKED_AT_MOST - 1], |row| row.get(0))
+                .optional()?;
+            // bm25 is lower for better matches; a title match counts double.
+            let mut statement = c.prepare_cached(
+                "SELECT d.session_id, s.title, d.seq, d.message_id, d.body, \
+                 bm25(search_fts) * CASE WHEN d.seq IS NULL THEN 2.0 ELSE 1.0 END AS score \
+                 FROM search_fts JOIN search_docs d ON d.id = search_fts.rowid JOIN sessions s ON s.id = d.session_id \
+                 WHERE search_fts MATCH ?1 AND search_fts.rowid >= ?3 ORDER BY score, d.session_id, d.seq LIMIT ?2",
+            )?;
+            let params = params![expression, limit as i64, oldest.unwrap_or(i64::MIN)];
+            let rows = statement.query_map(params, |row| {
+                let body: String = row.get(4)?;
+                Ok(SearchHit {
+                    session_id: row.get(0)?,
+                    title: row.get(1)?,
+                    seq: row.get::<_, Option<i64>>(2)?.map(|seq| seq as Seq),
+                    message_id: row.get(3)?,
+                    snippet: search::snippet(&body, &words),
+                    rank: -row.get::<_, f64>(5)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<Vec<_>, _>>()?)
+        })
+    }
 }
 
 /// One append, inside the writer's transaction.
@@ -457,6 +495,8 @@ fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, S
     let mut messages = 0_i64;
     let mut insert = connection
         .prepare_cached("INSERT INTO frames (session_id, seq, kind, run_id, line) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut index = connection
+        .prepare_cached("INSERT INTO search_docs (session_id, seq, message_id, body) VALUES (?1, ?2, ?3, ?4)")?;
     for mut frame in frames {
         seq += 1;
         frame.set_seq(seq);
@@ -465,6 +505,9 @@ fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, S
         let mut line = encode_frame(&frame);
         line.pop();
         insert.execute(params![session_id, seq as i64, kind, run_id, line])?;
+        if let Some(doc) = search::indexed(&frame) {
+            index.execute(params![session_id, seq as i64, doc.message_id, doc.body])?;
+        }
         let logged = LoggedFrame { seq, kind: kind.to_owned(), run_id: run_id.clone(), line };
         appended.push(Appended { logged, frame });
     }
@@ -621,5 +664,33 @@ mod tests {
         assert!(!append.is_finished(), "the append waited for the other writer");
         blocker.execute_batch("COMMIT").unwrap();
         assert_eq!(append.await.unwrap().unwrap()[0].logged.seq, 1);
+    }
+
+    #[tokio::test]
+    async fn the_search_migration_indexes_an_existing_database() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            // A database of version 3, with a titled session and a logged prompt.
+            let connection = Connection::open(dir.path().join("chatwire.db")).unwrap();
+            connection.execute_batch(&schema::MIGRATIONS[..3].join(";")).unwrap();
+            connection.pragma_update(None, "user_version", 3).unwrap();
+            connection
+                .execute(
+                    "INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 'Old title', 1, 1)",
+                    [],
+                )
+                .unwrap();
+            let line = super::super::tests::prompt_line(1, "m1", "remember the zeppelin");
+            connection
+                .execute("INSERT INTO frames (session_id, seq, kind, line) VALUES ('s1', 1, 'message', ?1)", [line])
+                .unwrap();
+            connection
+                .execute("INSERT INTO frames (session_id, seq, kind, line) VALUES ('s1', 2, 'message', 'not json')", [])
+                .unwrap();
+        }
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let hits = store.search("zeppelin", 10).await.unwrap();
+        assert_eq!((hits.len(), hits[0].seq, hits[0].message_id.as_deref()), (1, Some(1), Some("m1")));
+        assert_eq!(store.search("old", 10).await.unwrap()[0].seq, None, "the title is indexed");
     }
 }

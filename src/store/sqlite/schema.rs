@@ -1,9 +1,10 @@
 //! The SQLite schema as numbered migrations, applied in order on open; the database's `user_version` says how many
 //! it has had.
 
-use rusqlite::Connection;
+use rusqlite::{Connection, params};
 
-use crate::store::StoreError;
+use crate::protocol::parse_frame;
+use crate::store::{StoreError, search};
 
 /// Each entry is one migration; never edit one that has shipped, add the next instead.
 pub(super) const MIGRATIONS: &[&str] = &[
@@ -63,7 +64,40 @@ pub(super) const MIGRATIONS: &[&str] = &[
         created_at INTEGER NOT NULL
     );
     CREATE INDEX controls_by_owner ON controls(owner, id);",
+    // 4: the search index. `search_docs` holds what is searched (a session's title, with no `seq`, and the text of
+    // each logged `message` and `done` frame); `search_fts` indexes it (external content, kept by triggers, so a
+    // cascaded delete of a session's docs takes them out of the index too). Words are cut as
+    // `store::search::words` cuts them; diacritics are kept, as PostgreSQL keeps them. The logged frames of an
+    // existing database are indexed by `index_logged_frames` in the same transaction.
+    "CREATE TABLE search_docs (
+        id INTEGER PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        seq INTEGER,
+        message_id TEXT,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX search_docs_by_session ON search_docs(session_id, seq);
+    CREATE VIRTUAL TABLE search_fts USING fts5(
+        body, content='search_docs', content_rowid='id', tokenize='unicode61 remove_diacritics 0', prefix='2 3'
+    );
+    CREATE TRIGGER search_docs_added AFTER INSERT ON search_docs BEGIN
+        INSERT INTO search_fts (rowid, body) VALUES (new.id, new.body);
+    END;
+    CREATE TRIGGER search_docs_removed AFTER DELETE ON search_docs BEGIN
+        INSERT INTO search_fts (search_fts, rowid, body) VALUES ('delete', old.id, old.body);
+    END;
+    CREATE TRIGGER sessions_titled AFTER INSERT ON sessions WHEN new.title <> '' BEGIN
+        INSERT INTO search_docs (session_id, body) VALUES (new.id, new.title);
+    END;
+    CREATE TRIGGER sessions_retitled AFTER UPDATE OF title ON sessions WHEN new.title IS NOT old.title BEGIN
+        DELETE FROM search_docs WHERE session_id = new.id AND seq IS NULL;
+        INSERT INTO search_docs (session_id, body) SELECT new.id, new.title WHERE new.title <> '';
+    END;
+    INSERT INTO search_docs (session_id, body) SELECT id, title FROM sessions WHERE title <> '';",
 ];
+
+/// The migration after which the logged frames are indexed.
+const SEARCH_INDEX: u32 = 4;
 
 /// The schema version this build writes.
 pub fn current_version() -> u32 {
@@ -79,8 +113,29 @@ pub fn migrate(connection: &mut Connection) -> Result<(), StoreError> {
     for (done, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         let transaction = connection.transaction()?;
         transaction.execute_batch(migration)?;
-        transaction.pragma_update(None, "user_version", done as u32 + 1)?;
+        let version = done as u32 + 1;
+        if version == SEARCH_INDEX {
+            index_logged_frames(&transaction)?;
+        }
+        transaction.pragma_update(None, "user_version", version)?;
         transaction.commit()?;
+    }
+    Ok(())
+}
+
+/// Indexes every logged `message` and `done` frame, as `append` would have; a line that no longer parses is left
+/// out (it is still replayed as it is).
+fn index_logged_frames(connection: &Connection) -> Result<(), StoreError> {
+    let mut frames = connection.prepare(
+        "SELECT session_id, seq, line FROM frames WHERE kind IN ('message', 'done') ORDER BY session_id, seq",
+    )?;
+    let mut insert =
+        connection.prepare("INSERT INTO search_docs (session_id, seq, message_id, body) VALUES (?1, ?2, ?3, ?4)")?;
+    let mut rows = frames.query([])?;
+    while let Some(row) = rows.next()? {
+        let (session_id, seq, line): (String, i64, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        let Some(doc) = parse_frame(line.as_bytes()).ok().as_ref().and_then(search::indexed) else { continue };
+        insert.execute(params![session_id, seq, doc.message_id, doc.body])?;
     }
     Ok(())
 }
