@@ -193,39 +193,32 @@ impl SessionRegistry {
     /// Builds the kept transcript, or brings it up to the log's end: another instance may have appended (a run it
     /// owned, or the end of a run whose owner died).
     async fn make_current(&self, live: &SessionLive, transcript: &mut Option<Kept>) -> Result<(), ChatError> {
-        let Some(kept) = transcript.as_mut() else {
-            *transcript = Some(self.replay(&live.id).await?);
-            return Ok(());
-        };
-        loop {
-            let frames = self.store.frames_after(&live.id, kept.snapshot.last_seq, SNAPSHOT_BATCH).await?;
-            let Some(last) = frames.last().map(|frame| frame.seq) else { return Ok(()) };
-            for logged in &frames {
-                if let Ok(frame) = crate::protocol::parse_frame(logged.line.as_bytes()) {
-                    kept.apply(&frame);
-                }
-            }
-            kept.snapshot.last_seq = last;
-            live.bump(last);
-        }
+        let kept = transcript.get_or_insert_with(Kept::default);
+        let last = self.catch_up(&live.id, kept).await?;
+        live.bump(last);
+        Ok(())
     }
 
     /// The transcript rebuilt by the shared reducer from the whole log.
     pub(super) async fn replay(&self, session_id: &str) -> Result<Kept, ChatError> {
         let mut kept = Kept::default();
-        let mut after = 0;
+        self.catch_up(session_id, &mut kept).await?;
+        Ok(kept)
+    }
+
+    /// Applies the logged frames after `kept`'s last `seq` to it; returns the `seq` it reached.
+    async fn catch_up(&self, session_id: &str, kept: &mut Kept) -> Result<Seq, ChatError> {
         loop {
-            let frames = self.store.frames_after(session_id, after, SNAPSHOT_BATCH).await?;
-            let Some(last) = frames.last() else { break };
-            after = last.seq;
+            let frames = self.store.frames_after(session_id, kept.snapshot.last_seq, SNAPSHOT_BATCH).await?;
+            let Some(last) = frames.last().map(|frame| frame.seq) else { return Ok(kept.snapshot.last_seq) };
             for logged in &frames {
                 // Lines were validated when they were written; one that no longer parses is skipped, not fatal.
                 if let Ok(frame) = crate::protocol::parse_frame(logged.line.as_bytes()) {
                     kept.apply(&frame);
                 }
             }
+            kept.snapshot.last_seq = last;
         }
-        Ok(kept)
     }
 
     /// Logs the frames `make` makes, reducing each once: `make` gets the kept transcript to reduce them into (the
