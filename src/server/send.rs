@@ -53,11 +53,11 @@ impl Chat {
         let plan = match (local, request.streaming_behavior) {
             // A run that is only finishing up (its `done` may already be out) is waited for, not refused.
             (Some((_, true)), None) => Plan::StartRun,
-            (Some(_), None) => return Err(ChatError::RunInProgress),
+            (Some(_), None) => return self.refuse_unless_claimed(&request, &body_hash).await,
             (Some((run_id, _)), Some(_)) => Plan::Join { run_id },
             (None, behavior) => match self.store.lease_holder(live.id()).await? {
                 Some(holder) if holder.owner != self.instance && !holder.expired => match (behavior, &holder.run_id) {
-                    (None, _) => return Err(ChatError::RunInProgress),
+                    (None, _) => return self.refuse_unless_claimed(&request, &body_hash).await,
                     (Some(_), Some(run_id)) => Plan::Relay { run_id: run_id.clone(), holder },
                     (Some(_), None) => Plan::StartRun,
                 },
@@ -118,6 +118,17 @@ impl Chat {
                 Err(error)
             }
         }
+    }
+
+    /// A send that finds a run going is refused, unless that run is the one its own request id made: a twin of this
+    /// send on another instance claimed the id and started the run after this send first looked.
+    async fn refuse_unless_claimed(&self, request: &ChatRequest, body_hash: &str) -> Result<Tail, ChatError> {
+        if let Some(request_id) = &request.request_id
+            && let Some(taken) = self.store.request(request_id).await?
+        {
+            return attach(request_id, &taken, &request.session_id, body_hash);
+        }
+        Err(ChatError::RunInProgress)
     }
 
     /// Queues the message into the active run; false when that run has already decided to stop.

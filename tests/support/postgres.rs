@@ -98,7 +98,7 @@ fn start() -> Result<TestServer, String> {
     let port = 5432;
     let socket_dir = dir.path().to_owned();
     spawn_postmaster(&bin.join("postgres"), &data, &socket_dir, port)?;
-    wait_ready(&socket_dir, port)?;
+    wait_ready(&bin.join("pg_isready"), &socket_dir, port)?;
     Ok(TestServer { socket_dir, port, user, _dir: dir })
 }
 
@@ -144,14 +144,21 @@ fn spawn_postmaster(postgres: &Path, data: &Path, socket_dir: &Path, port: u16) 
     outcome.recv().map_err(|e| e.to_string())?
 }
 
-fn wait_ready(socket_dir: &Path, port: u16) -> Result<(), String> {
-    let socket = socket_dir.join(format!(".s.PGSQL.{port}"));
+/// Waits until the server accepts connections: its socket appears before it has finished starting up, and a
+/// connection then is refused with "the database system is starting up".
+fn wait_ready(pg_isready: &Path, socket_dir: &Path, port: u16) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
-        if socket.exists() {
+        let ready = Command::new(pg_isready)
+            .arg("-h")
+            .arg(socket_dir)
+            .args(["-p", &port.to_string(), "-t", "1", "-q"])
+            .status()
+            .map_err(|e| format!("pg_isready: {e}"))?;
+        if ready.success() {
             return Ok(());
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    Err("the server did not open its socket within 30 s".into())
+    Err("the server did not accept connections within 30 s".into())
 }
