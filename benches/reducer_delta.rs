@@ -31,6 +31,7 @@ fn answer_of(bytes: usize) -> ChatSnapshot {
             session_file: None,
             session_reset: None,
             diagnostics: None,
+            branch: None,
         }),
     );
     apply(

@@ -47,6 +47,8 @@ pub struct PageState {
     pub unseen: RwSignal<u32>,
     /// The hits of the sidebar's search; `None` while nothing is searched for.
     pub search_hits: RwSignal<Option<Vec<SearchHit>>>,
+    /// Why this server cannot edit or regenerate messages (`GET /api/models`), if it cannot.
+    pub rerun_unavailable: RwSignal<Option<String>>,
 }
 
 impl PageState {
@@ -66,6 +68,7 @@ impl PageState {
             notify_permission: RwSignal::new(NotifyPermission::default()),
             unseen: RwSignal::new(0),
             search_hits: RwSignal::new(None),
+            rerun_unavailable: RwSignal::new(None),
         }
     }
 
@@ -123,6 +126,8 @@ pub struct PageRequests {
     pub search: Callback<String>,
     /// Opens a search hit's session, scrolled to its message.
     pub open_hit: Callback<SearchHit>,
+    /// Shows the branch through a message (a sibling version the user picked), down to its last message.
+    pub show_branch: Callback<String>,
 }
 
 /// The model to preselect: the remembered one if the server still offers it, else the server's default.
@@ -155,7 +160,8 @@ mod tests {
             model: "demo".into(),
             context_window: 1000,
         };
-        let models = ModelsResponse { default: "a".into(), models: vec![model("a"), model("b")] };
+        let models =
+            ModelsResponse { default: "a".into(), models: vec![model("a"), model("b")], rerun_unavailable: None };
         assert_eq!(preselected_model(&models, None), "a");
         assert_eq!(preselected_model(&models, Some("b")), "b");
         assert_eq!(preselected_model(&models, Some("gone")), "a", "a model no longer configured");

@@ -15,10 +15,10 @@ use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
 use crate::client::connect;
 use crate::components::{
-    ActivityLine, Composer, NotificationSetting, Outgoing, PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar,
-    Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
+    ActivityLine, Composer, MessageActions, NotificationSetting, Outgoing, PaletteChoice, QueueChips, QuickSwitcher,
+    SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
 };
-use crate::protocol::{AgentMode, StreamingBehavior};
+use crate::protocol::{AgentMode, Rerun, RerunKind, StreamingBehavior};
 
 /// The server's requests: it renders the page and never runs a handler, so there is nothing for them to do.
 #[cfg(not(feature = "hydrate"))]
@@ -38,6 +38,7 @@ fn connect(_state: PageState) -> PageRequests {
         set_notify: Callback::new(|_| {}),
         search: Callback::new(|_| {}),
         open_hit: Callback::new(|_| {}),
+        show_branch: Callback::new(|_| {}),
     }
 }
 
@@ -128,6 +129,7 @@ fn ChatPage() -> impl IntoView {
     let requests = connect(state);
     let busy = Signal::derive(move || state.busy());
     provide_context(ToolRowContext { run_active: busy, answer: requests.answer, decide: requests.decide });
+    provide_context(message_actions(state, requests, busy));
     // Effects run only in the browser, so this flips once the WASM has taken over the page.
     let hydrated = RwSignal::new(false);
     Effect::new(move |started: Option<()>| {
@@ -148,6 +150,7 @@ fn ChatPage() -> impl IntoView {
             mode: AgentMode::Agent,
             plan_action: None,
             behavior: StreamingBehavior::Steer,
+            rerun: None,
         })
     });
     let running = Signal::derive(move || state.chat.with(ChatSnapshot::is_running));
@@ -216,6 +219,34 @@ fn ChatPage() -> impl IntoView {
             theme=state.theme
             on_choose
         />
+    }
+}
+
+/// Edit, Regenerate and the version arrows of the transcript's messages, as sends and branch switches.
+fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>) -> MessageActions {
+    let rerun = move |text: String, kind: RerunKind, message_id: String| {
+        requests.send.run(Outgoing {
+            text,
+            mode: state.mode.get_untracked(),
+            plan_action: None,
+            behavior: StreamingBehavior::Steer,
+            rerun: Some(Rerun { kind, message_id }),
+        })
+    };
+    MessageActions {
+        editing: RwSignal::new(None),
+        last_message: Memo::new(move |_| state.chat.with(|chat| chat.messages.last().map(|m| m.id.clone()))).into(),
+        busy,
+        rerun_unavailable: state.rerun_unavailable.into(),
+        edit: Callback::new(move |(id, text): (String, String)| rerun(text, RerunKind::Edit, id)),
+        regenerate: Callback::new(move |answer: String| {
+            // The answer's parent is the message it replied to.
+            let asked = state.chat.with_untracked(|chat| chat.tree.parent(&answer).cloned().flatten());
+            if let Some(asked) = asked {
+                rerun(String::new(), RerunKind::Regenerate, asked);
+            }
+        }),
+        show_branch: requests.show_branch,
     }
 }
 

@@ -74,6 +74,7 @@ impl Attention {
             | ChatFrame::Plan(_)
             | ChatFrame::State(_)
             | ChatFrame::Queue(_)
+            | ChatFrame::Branch(_)
             | ChatFrame::Compaction(_)
             | ChatFrame::Retry(_)
             | ChatFrame::Ping => return None,

@@ -4,11 +4,13 @@
 //! indexes, never by cloning or scanning the transcript per frame.
 
 pub mod attention;
+pub mod tree;
 
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value};
 
 use crate::protocol::*;
+use tree::Tree;
 
 /// Everything a viewer knows about one session, rebuilt from its frames.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -27,6 +29,8 @@ pub struct ChatSnapshot {
     pub plan: Option<ChatPlanState>,
     /// The message of the last `error` frame, until the next run starts.
     pub last_error: Option<String>,
+    /// Every message with its place in the conversation tree; `messages` is the branch it shows.
+    pub tree: Tree,
     message_index: FxHashMap<String, usize>,
     tool_index: FxHashMap<String, (usize, usize)>,
     /// Set by `state{message_start}`: a new model message starts new text and thinking parts,
@@ -82,9 +86,30 @@ impl ChatSnapshot {
             snapshot.run = Some(RunInProgress { run_id: None, message: index });
             snapshot.activity = Some(Activity::Working);
         }
+        if let Some(branches) = detail.branches {
+            snapshot.tree.add_wire(branches);
+        }
         snapshot.last_seq = detail.last_seq;
         snapshot.plan = detail.plan;
         snapshot
+    }
+
+    /// A transcript of just these messages, one after the other: the conversation a rerun's runtime is given.
+    pub fn of_messages(messages: Vec<ChatMessage>, last_seq: Seq) -> ChatSnapshot {
+        let mut snapshot = ChatSnapshot::default();
+        for message in messages {
+            snapshot.push_message(message);
+        }
+        snapshot.last_seq = last_seq;
+        snapshot
+    }
+
+    /// The shown branch, the other branches, and the answer in progress, as `GET /api/sessions/{id}` sends them.
+    pub fn to_detail(&self, session: SessionSummary) -> SessionDetail {
+        let mut messages = self.messages.clone();
+        let pending = self.run.as_ref().map(|run| messages.remove(run.message));
+        let branches = self.tree.has_branches().then(|| self.tree.to_wire());
+        SessionDetail { session, messages, last_seq: self.last_seq, pending, plan: self.plan.clone(), branches }
     }
 
     pub fn is_running(&self) -> bool {
@@ -93,6 +118,16 @@ impl ChatSnapshot {
 
     pub fn message(&self, id: &str) -> Option<&ChatMessage> {
         self.message_index.get(id).map(|&i| &self.messages[i])
+    }
+
+    /// A message of any branch, shown or not.
+    pub fn any_message(&self, id: &str) -> Option<&ChatMessage> {
+        self.message(id).or_else(|| self.tree.shelved(id))
+    }
+
+    /// The messages from the session's start down to `last`, whichever branch that is on.
+    pub fn branch_messages(&self, last: Option<&str>) -> Vec<ChatMessage> {
+        self.tree.path_to(last).iter().filter_map(|id| self.any_message(id).cloned()).collect()
     }
 
     /// Lets the server's mapper move a finished run's parts into its `done` frame instead of copying them;
@@ -108,6 +143,9 @@ impl ChatSnapshot {
             return existing;
         }
         let index = self.messages.len();
+        if !self.tree.contains(&message.id) {
+            self.tree.add(&message.id, self.messages.last().map(|last| last.id.clone()));
+        }
         self.message_index.insert(message.id.clone(), index);
         self.messages.push(message);
         self.reindex_tools(index);
@@ -116,6 +154,10 @@ impl ChatSnapshot {
 
     /// Inserts a new message at `at`, moving the ones after it (in practice only the run's answer) down by one.
     fn insert_message(&mut self, at: usize, message: ChatMessage) {
+        match self.messages.get(at) {
+            Some(below) => self.tree.insert_above(&message.id, &below.id),
+            None => self.tree.add(&message.id, self.messages.last().map(|last| last.id.clone())),
+        }
         self.messages.insert(at, message);
         for index in at..self.messages.len() {
             self.message_index.insert(self.messages[index].id.clone(), index);
@@ -160,8 +202,35 @@ impl ChatSnapshot {
 
     fn rename_message(&mut self, index: usize, id: &str) {
         let old = std::mem::replace(&mut self.messages[index].id, id.to_owned());
+        self.tree.rename(&old, id);
         self.message_index.remove(&old);
         self.message_index.insert(id.to_owned(), index);
+    }
+
+    /// Makes `messages` the branch from the session's start down to `last` (`None`: no message at all), keeping
+    /// the messages it leaves aside for when their branch is shown again.
+    fn show_branch_to(&mut self, last: Option<&str>) {
+        let path = self.tree.path_to(last);
+        if path.len() == self.messages.len() && path.iter().zip(&self.messages).all(|(id, message)| *id == message.id) {
+            return;
+        }
+        let mut on_screen: FxHashMap<String, ChatMessage> =
+            self.messages.drain(..).map(|message| (message.id.clone(), message)).collect();
+        for id in &path {
+            if let Some(message) = on_screen.remove(id).or_else(|| self.tree.unshelve(id)) {
+                self.messages.push(message);
+            }
+        }
+        for (_, message) in on_screen {
+            self.tree.shelve(message);
+        }
+        self.tree.show(&path);
+        self.message_index.clear();
+        self.tool_index.clear();
+        for index in 0..self.messages.len() {
+            self.message_index.insert(self.messages[index].id.clone(), index);
+            self.reindex_tools(index);
+        }
     }
 
     fn append_text(&mut self, message_id: Option<&str>, text: &str, thinking: bool) {
@@ -234,6 +303,13 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
     snapshot.output_streaming = streams_output(frame);
     match frame {
         ChatFrame::Start(start) => {
+            // A branching run shows the branch up to where it attaches; the run's messages follow from there.
+            if let Some(branch) = &start.branch
+                && snapshot.run.is_none()
+                && branch.parent_id.as_deref().is_none_or(|parent| snapshot.tree.contains(parent))
+            {
+                snapshot.show_branch_to(branch.parent_id.as_deref());
+            }
             let index = match snapshot.message_index.get(&start.id) {
                 Some(&index) => index,
                 None => match &snapshot.run {
@@ -303,6 +379,13 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             snapshot.queue =
                 QueueFrame { seq: None, steering: queue.steering.clone(), follow_up: queue.follow_up.clone() }
         }
+        // Switching branches under a streaming answer would move it off screen: the server never logs that, and a
+        // frame naming an unknown message is one this reducer cannot follow.
+        ChatFrame::Branch(branch) => {
+            if snapshot.run.is_none() && snapshot.tree.contains(&branch.message_id) {
+                snapshot.show_branch_to(Some(&branch.message_id));
+            }
+        }
         ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some(Activity::Compacting),
         ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some(Activity::Working),
         ChatFrame::Retry(RetryFrame::Start(retry)) => {
@@ -322,6 +405,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             match index {
                 Some(index) => {
                     let old_id = std::mem::replace(&mut snapshot.messages[index], done.message.clone()).id;
+                    snapshot.tree.rename(&old_id, &done.message.id);
                     snapshot.message_index.remove(&old_id);
                     snapshot.message_index.insert(done.message.id.clone(), index);
                     snapshot.reindex_tools(index);
@@ -359,6 +443,7 @@ fn streams_output(frame: &ChatFrame) -> bool {
         | ChatFrame::Plan(_)
         | ChatFrame::State(_)
         | ChatFrame::Queue(_)
+        | ChatFrame::Branch(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Done(_)

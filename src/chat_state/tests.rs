@@ -15,6 +15,7 @@ fn start(seq: Seq, id: &str) -> ChatFrame {
         session_file: None,
         session_reset: None,
         diagnostics: None,
+        branch: None,
     })
 }
 
@@ -176,6 +177,7 @@ rules! {
                 id: "a1".into(), role: Role::Assistant, parts: vec![text("Hel")], created_at: None,
             }),
             plan: None,
+            branches: None,
         }), [delta(4, "stale"), delta(5, "lo")] => |s| {
         assert_eq!(ids(&s), ["u1", "a1"]);
         assert_eq!(s.messages[1].parts, [text("Hello")]);
@@ -274,6 +276,7 @@ rules! {
             last_seq: 3,
             pending: Some(ChatMessage { id: "a1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None }),
             plan: None,
+            branches: None,
         });
         assert_eq!(resumed.activity, Some(Activity::Working));
     }

@@ -300,6 +300,39 @@ fn attach(page: Page, since: Seq) {
     });
 }
 
+/// Shows the branch through `message_id`: the server logs the switch, and the transcript applies the frame it
+/// answers with (or, if the page is behind the log, loads the session again).
+pub async fn show_branch(page: Page, message_id: String) {
+    let state = page.state;
+    let Some(session_id) = state.session_id.get_untracked() else { return };
+    state.problem.set(None);
+    let generation = page.live().generation.get();
+    let switched = api::show_branch(&session_id, &message_id).await;
+    if page.live().generation.get() != generation {
+        return;
+    }
+    match switched {
+        Ok(frame) => {
+            page.live().batcher().flush();
+            let frame = ChatFrame::Branch(frame);
+            if state.chat.with_untracked(|chat| skips_ahead(chat, &frame)) {
+                match api::session_detail(&session_id).await {
+                    Ok(detail) if page.live().generation.get() == generation => {
+                        state.chat.set(ChatSnapshot::from_detail(detail))
+                    }
+                    Ok(_) => {}
+                    Err(error) => state.problem.set(Some(error.to_string())),
+                }
+            } else {
+                state.chat.update(|chat| {
+                    apply(chat, &frame);
+                });
+            }
+        }
+        Err(error) => state.problem.set(Some(format!("Could not show that version: {error}"))),
+    }
+}
+
 pub async fn send(page: Page, outgoing: Outgoing) {
     let (state, live) = (page.state, page.live());
     state.problem.set(None);
@@ -331,6 +364,7 @@ pub async fn send(page: Page, outgoing: Outgoing) {
         model: state.model.get_untracked(),
         streaming_behavior: joins_run.then_some(outgoing.behavior),
         attachments: None,
+        rerun: outgoing.rerun,
     };
     live.batcher().flush();
     let since = state.chat.with_untracked(|c| c.last_seq);

@@ -115,6 +115,12 @@ pub async fn search(query: &str) -> Result<SearchResponse, ClientError> {
     json::<SearchResponse>(&checked(Request::get(&url).send().await?).await?).await
 }
 
+pub async fn show_branch(session_id: &str, message_id: &str) -> Result<BranchFrame, ClientError> {
+    let body = ShowBranchRequest { message_id: message_id.to_owned() };
+    let request = Request::post(&format!("/api/sessions/{session_id}/branch")).json(&body)?;
+    json::<BranchFrame>(&checked(request.send().await?).await?).await
+}
+
 pub async fn stop(session_id: &str) -> Result<AbortResponse, ClientError> {
     let request = Request::post("/api/chat/abort").json(&AbortRequest { session_id: session_id.to_owned() })?;
     json::<AbortResponse>(&checked(request.send().await?).await?).await

@@ -23,6 +23,7 @@ pub fn connect(state: PageState) -> PageRequests {
         start: Callback::new(move |()| start(page)),
         open: Callback::new(move |session_id| follow::open(page, session_id)),
         send: Callback::new(move |outgoing| leptos::task::spawn_local(follow::send(page, outgoing))),
+        show_branch: Callback::new(move |message_id| leptos::task::spawn_local(follow::show_branch(page, message_id))),
         stop: Callback::new(move |()| {
             leptos::task::spawn_local(async move {
                 let Some(id) = state.session_id.get_untracked() else { return };
@@ -156,6 +157,7 @@ async fn load_models(state: PageState) {
     match api::models().await {
         Ok(models) => {
             state.model.set(Some(preselected_model(&models, api::remembered_model().as_deref())));
+            state.rerun_unavailable.set(models.rerun_unavailable);
             state.models.set(models.models);
         }
         Err(error) => state.problem.set(Some(format!("Could not load the list of models: {error}"))),

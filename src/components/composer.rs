@@ -5,7 +5,7 @@
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
-use crate::protocol::{AgentMode, ChatPlanState, ModelInfo, PlanAction, StreamingBehavior};
+use crate::protocol::{AgentMode, ChatPlanState, ModelInfo, PlanAction, Rerun, StreamingBehavior};
 
 /// A message as the composer hands it over.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +15,8 @@ pub struct Outgoing {
     pub plan_action: Option<PlanAction>,
     /// How the message joins a run that is already active (ignored when none is).
     pub behavior: StreamingBehavior,
+    /// Set for an edit or a regeneration of an earlier message: the run starts a branch of its own.
+    pub rerun: Option<Rerun>,
 }
 
 #[component]
@@ -52,7 +54,7 @@ pub fn Composer(
         if text.is_empty() || disabled.get_untracked() {
             return;
         }
-        on_send.run(Outgoing { text, mode: mode.get_untracked(), plan_action: None, behavior });
+        on_send.run(Outgoing { text, mode: mode.get_untracked(), plan_action: None, behavior, rerun: None });
         draft.set(String::new());
     };
     let decide = move |action: PlanAction| {
@@ -69,7 +71,8 @@ pub fn Composer(
             PlanAction::Refine => AgentMode::Plan,
         };
         mode.set(run_mode);
-        on_send.run(Outgoing { text, mode: run_mode, plan_action: Some(action), behavior: StreamingBehavior::Steer });
+        let behavior = StreamingBehavior::Steer;
+        on_send.run(Outgoing { text, mode: run_mode, plan_action: Some(action), behavior, rerun: None });
         draft.set(String::new());
     };
     let on_submit = move |event: SubmitEvent| {

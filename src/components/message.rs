@@ -1,13 +1,33 @@
 //! One message of the transcript: its parts, each a keyed row that redraws only when its own signals change.
 
+use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
 use crate::components::client_only::IntoRowView;
 
-use super::rows::{MarkdownSignals, MessageRow, PartRow, PartSignals};
+use super::rows::{BranchPlace, MarkdownSignals, MessageRow, PartRow, PartSignals};
 use super::tool::ToolRow;
 use super::tool::{MessageParts, top_level};
-use crate::protocol::ErrorPart;
+use crate::protocol::{ErrorPart, Role};
+
+/// What a message's Edit, Regenerate and version arrows do; the page provides it.
+#[derive(Clone, Copy)]
+pub struct MessageActions {
+    /// The user message being edited in place, if any.
+    pub editing: RwSignal<Option<String>>,
+    /// The last message on screen: an answer there offers Regenerate.
+    pub last_message: Signal<Option<String>>,
+    /// True while a run is active: nothing is edited, regenerated or switched then.
+    pub busy: Signal<bool>,
+    /// Why this server cannot edit or regenerate (its runtime), if it cannot.
+    pub rerun_unavailable: Signal<Option<String>>,
+    /// Runs the edited text of a user message: (message id, new text).
+    pub edit: Callback<(String, String)>,
+    /// Answers again the user message an answer replied to: (answer id).
+    pub regenerate: Callback<String>,
+    /// Shows the branch through a sibling message: (its id).
+    pub show_branch: Callback<String>,
+}
 
 #[component]
 pub fn MessageView(row: MessageRow) -> impl IntoView {
@@ -15,18 +35,199 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
     let parts = row.parts;
     // A sub-agent's calls are drawn inside their task's group, which finds them through this context.
     provide_context(MessageParts(parts.clone()));
+    let actions = use_context::<MessageActions>();
+    let editing = {
+        let id = row.id.clone();
+        move || actions.is_some_and(|actions| actions.editing.with(|editing| editing.as_deref() == Some(id.as_str())))
+    };
+    let shown_parts = {
+        let parts = parts.clone();
+        move || {
+            let parts = parts.clone();
+            view! {
+                <For each=move || top_level(parts.get()) key=|part| part.key.clone() let:part>
+                    <PartView part/>
+                </For>
+            }
+        }
+    };
+    let editor = {
+        let (id, parts) = (row.id.clone(), parts.clone());
+        move || actions.map(|actions| view! { <MessageEditor id=id.clone() text=typed_text(&parts) actions/> })
+    };
     view! {
-        <article class=format!("message message--{role}") data-role=role data-message-id=row.id>
-            <For each=move || top_level(parts.get()) key=|part| part.key.clone() let:part>
-                <PartView part/>
-            </For>
-            // Handled by the transcript's one click listener, which finds the message by its id.
-            <div class="message__actions">
+        <article class=format!("message message--{role}") data-role=role data-message-id=row.id.clone()>
+            <Show when=editing.clone() fallback=shown_parts>
+                {editor.clone()}
+            </Show>
+            // Copy is handled by the transcript's one click listener, which finds the message by its id.
+            <div class="message__actions" hidden=editing>
+                {actions.map(|actions| view! { <BranchArrows place=row.place.clone() actions/> })}
+                {actions.map(|actions| view! { <RerunButton id=row.id.clone() role=row.role actions/> })}
                 <button type="button" class="message__copy" data-copy-message aria-label="Copy message as Markdown">
                     "Copy"
                 </button>
             </div>
         </article>
+    }
+}
+
+/// What the user typed: a user message's text parts.
+fn typed_text(parts: &ArcRwSignal<Vec<PartRow>>) -> String {
+    parts.with_untracked(|parts| {
+        let texts: Vec<String> = parts
+            .iter()
+            .filter_map(|part| match &part.content {
+                PartSignals::Plain(text) => Some(text.get_untracked()),
+                PartSignals::Text(_) | PartSignals::Thinking { .. } | PartSignals::Error(_) | PartSignals::Tool(_) => {
+                    None
+                }
+            })
+            .collect();
+        texts.join("\n\n")
+    })
+}
+
+/// "‹ 2/3 ›" on a message that has other versions (edits of it, or other answers to the same message).
+#[component]
+fn BranchArrows(place: ArcRwSignal<Option<BranchPlace>>, actions: MessageActions) -> impl IntoView {
+    move || {
+        let place = place.get()?;
+        let go = move |target: Option<String>| {
+            move |_| {
+                if let Some(id) = target.clone() {
+                    actions.show_branch.run(id);
+                }
+            }
+        };
+        let (previous, next) = (place.previous.is_none(), place.next.is_none());
+        Some(view! {
+            <span class="message__versions" data-testid="versions">
+                <button
+                    type="button"
+                    class="message__version"
+                    aria-label="Previous version"
+                    disabled=move || previous || actions.busy.get()
+                    on:click=go(place.previous.clone())
+                >
+                    "‹"
+                </button>
+                <span class="message__version-number">{format!("{}/{}", place.number, place.count)}</span>
+                <button
+                    type="button"
+                    class="message__version"
+                    aria-label="Next version"
+                    disabled=move || next || actions.busy.get()
+                    on:click=go(place.next.clone())
+                >
+                    "›"
+                </button>
+            </span>
+        })
+    }
+}
+
+/// Edit on a user message, Regenerate on the last answer; disabled while a run is active, and with the reason on a
+/// server whose runtime cannot branch.
+#[component]
+fn RerunButton(id: String, role: Role, actions: MessageActions) -> impl IntoView {
+    let reason = move || actions.rerun_unavailable.get();
+    let disabled = move || actions.busy.get() || reason().is_some();
+    match role {
+        Role::User => {
+            let start = move |_| actions.editing.set(Some(id.clone()));
+            view! {
+                <button type="button" class="message__edit" title=reason disabled=disabled on:click=start>
+                    "Edit"
+                </button>
+            }
+            .into_any()
+        }
+        Role::Assistant => {
+            let is_last = {
+                let id = id.clone();
+                move || actions.last_message.with(|last| last.as_deref() == Some(id.as_str()))
+            };
+            let regenerate = move |_| actions.regenerate.run(id.clone());
+            view! {
+                <Show when=is_last.clone()>
+                    <button
+                        type="button"
+                        class="message__regenerate"
+                        title=reason
+                        disabled=disabled
+                        on:click=regenerate.clone()
+                    >
+                        "Regenerate"
+                    </button>
+                </Show>
+            }
+            .into_any()
+        }
+    }
+}
+
+/// A user message's text in place, to change and run again; Esc or Cancel leaves it as it was.
+#[component]
+fn MessageEditor(id: String, text: String, actions: MessageActions) -> impl IntoView {
+    let draft = RwSignal::new(text);
+    let editor = NodeRef::<leptos::html::Textarea>::new();
+    Effect::new(move |_| {
+        if let Some(editor) = editor.get() {
+            let _ = editor.focus();
+        }
+    });
+    let cancel = move || actions.editing.set(None);
+    let save = move || {
+        let text = draft.get_untracked();
+        if text.trim().is_empty() || actions.busy.get_untracked() {
+            return;
+        }
+        actions.editing.set(None);
+        actions.edit.run((id.clone(), text));
+    };
+    let save_on_submit = save.clone();
+    let on_keydown = move |event: KeyboardEvent| match event.key().as_str() {
+        "Escape" => {
+            event.prevent_default();
+            cancel();
+        }
+        "Enter" if event.ctrl_key() || event.meta_key() => {
+            event.prevent_default();
+            save();
+        }
+        _ => {}
+    };
+    view! {
+        <form
+            class="message__editor"
+            on:submit=move |event| {
+                event.prevent_default();
+                save_on_submit();
+            }
+        >
+            <textarea
+                class="message__edit-text"
+                aria-label="Edit message"
+                node_ref=editor
+                rows=3
+                prop:value=move || draft.get()
+                on:input=move |event| draft.set(event_target_value(&event))
+                on:keydown=on_keydown
+            ></textarea>
+            <div class="message__edit-buttons">
+                <button type="button" class="button" on:click=move |_| cancel()>
+                    "Cancel"
+                </button>
+                <button
+                    type="submit"
+                    class="button button--primary"
+                    disabled=move || draft.with(|text| text.trim().is_empty()) || actions.busy.get()
+                >
+                    "Save and run"
+                </button>
+            </div>
+        </form>
     }
 }
 

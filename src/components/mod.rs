@@ -17,6 +17,7 @@ mod transcript;
 
 pub use activity::ActivityLine;
 pub use composer::{Composer, Outgoing};
+pub use message::MessageActions;
 pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};
 pub use queue::QueueChips;
 pub use rows::prefetch_parser;

@@ -62,6 +62,30 @@ pub struct MessageRow {
     pub id: String,
     pub role: Role,
     pub parts: ArcRwSignal<Vec<PartRow>>,
+    /// Where the message stands among its siblings, when it has any (an edit, a regeneration).
+    pub place: ArcRwSignal<Option<BranchPlace>>,
+}
+
+/// "‹ 2/3 ›": a message's place among the versions of it, and the versions on either side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchPlace {
+    /// 1-based, as shown.
+    pub number: usize,
+    pub count: usize,
+    pub previous: Option<String>,
+    pub next: Option<String>,
+}
+
+impl BranchPlace {
+    pub fn of(snapshot: &ChatSnapshot, id: &str) -> Option<BranchPlace> {
+        let siblings = snapshot.tree.siblings(id).filter(|siblings| siblings.ids.len() > 1)?;
+        Some(BranchPlace {
+            number: siblings.position + 1,
+            count: siblings.ids.len(),
+            previous: siblings.previous().map(str::to_owned),
+            next: siblings.next().map(str::to_owned),
+        })
+    }
 }
 
 /// A part as the view sees it: its key and the signals of its content.
@@ -164,6 +188,7 @@ impl TranscriptRows {
                             id: message.id.clone(),
                             role: message.role,
                             parts: ArcRwSignal::new(Vec::new()),
+                            place: ArcRwSignal::new(None),
                         },
                         parts: Vec::new(),
                     },
@@ -171,8 +196,11 @@ impl TranscriptRows {
                 .collect();
         }
         let streaming = snapshot.run.as_ref().map(|run| run.message);
+        let branched = snapshot.tree.has_branches();
         for (index, (state, message)) in self.rows.iter_mut().zip(&snapshot.messages).enumerate() {
             sync_parts(state, message, streaming == Some(index), parser, &mut report);
+            let place = if branched { BranchPlace::of(snapshot, &message.id) } else { None };
+            set_if_changed(&state.row.place, &place);
         }
         if report.rows_changed {
             self.view.set(self.rows.iter().map(|state| state.row.clone()).collect());

@@ -62,6 +62,11 @@ pub struct RunMeta {
     pub session_file: Option<String>,
     /// The runtime could not reopen the conversation it had before and starts over.
     pub session_reset: bool,
+    /// Set when the run starts a branch (an edit, a regeneration): where it attaches, for its `start`.
+    pub branch: Option<BranchPoint>,
+    /// The run answers a user message the transcript already holds (Regenerate): the runtime's echo of it is not
+    /// logged a second time.
+    pub answers_again: bool,
 }
 
 #[derive(Debug, Default)]
@@ -158,13 +163,13 @@ impl EventMapper {
         if self.run.is_some() {
             out.extend(self.settle());
         }
-        let RunMeta { run_id, prompt, mode, session_file, session_reset } = meta;
+        let RunMeta { run_id, prompt, mode, session_file, session_reset, branch, answers_again } = meta;
         let run = RunState {
             run_id: run_id.unwrap_or_else(|| (self.ids)("run")),
             session_file: session_file.clone(),
             message_id: (self.ids)("msg"),
             created_at: (self.clock)(),
-            prompt_logged: prompt.is_some(),
+            prompt_logged: prompt.is_some() || answers_again,
             mode,
             ..RunState::default()
         };
@@ -176,6 +181,7 @@ impl EventMapper {
             session_file,
             session_reset: session_reset.then_some(true),
             diagnostics: None,
+            branch,
         });
         self.run = Some(run);
         self.emit(start, &mut out);

@@ -85,6 +85,7 @@ pub(super) fn frame(frame: &ChatFrame, out: &mut Vec<u8>) {
         ChatFrame::Start(_)
         | ChatFrame::Plan(_)
         | ChatFrame::Queue(_)
+        | ChatFrame::Branch(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)

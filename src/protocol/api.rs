@@ -25,6 +25,27 @@ pub struct ChatRequest {
     pub streaming_behavior: Option<StreamingBehavior>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attachments: Option<Vec<Attachment>>,
+    /// Runs on a new branch instead of after the shown one: an edited user message, or a new answer to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<Rerun>,
+}
+
+/// Edit and Regenerate (DESIGN §11): which earlier user message the send starts a sibling of.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rerun {
+    pub kind: RerunKind,
+    /// A user message of the shown branch.
+    pub message_id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum RerunKind {
+    /// The send's text replaces the message: a sibling of it, answered afresh.
+    Edit,
+    /// The message is answered again (the send's text is ignored): a sibling of its answer.
+    Regenerate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -179,6 +200,46 @@ pub struct SessionDetail {
     /// The plan the latest `plan` frame left, so a reload still offers its decision (`pendingDecision`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<ChatPlanState>,
+    /// The branches not shown, once a message was edited or an answer regenerated; `messages` is the shown one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branches: Option<BranchTree>,
+}
+
+/// The conversation tree beside the shown branch (DESIGN §11): enough to rebuild it and to switch branches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchTree {
+    /// The messages off the shown branch, each after its parent.
+    pub shelved: Vec<ShelvedMessage>,
+    /// Every message with more than one child (or the session's start, without `parentId`).
+    pub forks: Vec<Fork>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShelvedMessage {
+    /// Absent for a first message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    pub message: ChatMessage,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fork {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// In the order they were made: the order of "‹ 1/3 ›".
+    pub children: Vec<String>,
+    /// The child this message shows (or would show, off the shown branch).
+    pub shown: String,
+}
+
+/// `POST /api/sessions/{id}/branch`: show the branch through `messageId` (down to its last message).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ShowBranchRequest {
+    pub message_id: String,
 }
 
 /// `PATCH /api/sessions/{id}`.
@@ -202,6 +263,10 @@ pub struct ModelsResponse {
     /// The name of the model used when a request names none.
     pub default: String,
     pub models: Vec<ModelInfo>,
+    /// Why a send cannot carry `rerun` on this server (its runtime cannot branch); absent when it can. The page
+    /// shows Edit and Regenerate disabled with this reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_unavailable: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -31,6 +31,7 @@ pub enum ChatFrame {
     Plan(PlanFrame),
     State(StateFrame),
     Queue(QueueFrame),
+    Branch(BranchFrame),
     Compaction(CompactionFrame),
     Retry(RetryFrame),
     Done(DoneFrame),
@@ -51,6 +52,7 @@ pub enum FrameType {
     Plan,
     State,
     Queue,
+    Branch,
     Compaction,
     Retry,
     Done,
@@ -59,7 +61,7 @@ pub enum FrameType {
 }
 
 impl FrameType {
-    pub const ALL: [FrameType; 15] = [
+    pub const ALL: [FrameType; 16] = [
         FrameType::Start,
         FrameType::Message,
         FrameType::Delta,
@@ -70,6 +72,7 @@ impl FrameType {
         FrameType::Plan,
         FrameType::State,
         FrameType::Queue,
+        FrameType::Branch,
         FrameType::Compaction,
         FrameType::Retry,
         FrameType::Done,
@@ -89,6 +92,7 @@ impl FrameType {
             FrameType::Plan => "plan",
             FrameType::State => "state",
             FrameType::Queue => "queue",
+            FrameType::Branch => "branch",
             FrameType::Compaction => "compaction",
             FrameType::Retry => "retry",
             FrameType::Done => "done",
@@ -110,6 +114,7 @@ impl FrameType {
             "plan" => FrameType::Plan,
             "state" => FrameType::State,
             "queue" => FrameType::Queue,
+            "branch" => FrameType::Branch,
             "compaction" => FrameType::Compaction,
             "retry" => FrameType::Retry,
             "done" => FrameType::Done,
@@ -135,6 +140,7 @@ macro_rules! on_logged_frame {
             ChatFrame::Plan($payload) => $body,
             ChatFrame::State($payload) => $body,
             ChatFrame::Queue($payload) => $body,
+            ChatFrame::Branch($payload) => $body,
             ChatFrame::Compaction(CompactionFrame::Start($payload)) => $body,
             ChatFrame::Compaction(CompactionFrame::End($payload)) => $body,
             ChatFrame::Retry(RetryFrame::Start($payload)) => $body,
@@ -159,6 +165,7 @@ impl ChatFrame {
             ChatFrame::Plan(_) => FrameType::Plan,
             ChatFrame::State(_) => FrameType::State,
             ChatFrame::Queue(_) => FrameType::Queue,
+            ChatFrame::Branch(_) => FrameType::Branch,
             ChatFrame::Compaction(_) => FrameType::Compaction,
             ChatFrame::Retry(_) => FrameType::Retry,
             ChatFrame::Done(_) => FrameType::Done,
@@ -196,6 +203,7 @@ impl ChatFrame {
             | FrameType::Plan
             | FrameType::State
             | FrameType::Queue
+            | FrameType::Branch
             | FrameType::Compaction
             | FrameType::Retry
             | FrameType::Ping => false,
@@ -218,6 +226,18 @@ pub struct StartFrame {
     pub session_reset: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Vec<String>>,
+    /// Present when the run starts a new branch (an edit, a regeneration) instead of following the shown one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<BranchPoint>,
+}
+
+/// Where a run that starts a branch attaches: the message its first message follows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchPoint {
+    /// Absent: the run's prompt is a new first message of the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
 }
 
 /// A whole message joins the transcript (the prompt, or a delivered steering / follow-up message).
@@ -496,6 +516,16 @@ pub struct QueueFrame {
     pub follow_up: Vec<String>,
 }
 
+/// The transcript shows the branch that ends at `messageId` (a user moved between siblings).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchFrame {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<Seq>,
+    /// The last message of the branch.
+    pub message_id: String,
+}
+
 /// Why the context was compacted; an open set, so unknown reasons are kept as they are.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CompactionReason {
@@ -671,6 +701,7 @@ impl<'de> Visitor<'de> for FrameVisitor {
             FrameType::Plan => PlanFrame::deserialize(rest!()).map(ChatFrame::Plan),
             FrameType::State => StateFrame::deserialize(rest!()).map(ChatFrame::State),
             FrameType::Queue => QueueFrame::deserialize(rest!()).map(ChatFrame::Queue),
+            FrameType::Branch => BranchFrame::deserialize(rest!()).map(ChatFrame::Branch),
             FrameType::Compaction => match phased(frame_type, map)? {
                 Phased::Start(rest) => CompactionStart::deserialize(rest).map(CompactionFrame::Start),
                 Phased::End(rest) => CompactionEnd::deserialize(rest).map(CompactionFrame::End),

@@ -25,6 +25,21 @@ pub enum Role {
     Assistant,
 }
 
+impl ChatMessage {
+    /// The message's text parts, joined by blank lines: what the user wrote, or what an answer says.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .parts
+            .iter()
+            .filter_map(|part| match part {
+                ChatMessagePart::Text(text) => Some(text.text.as_str()),
+                ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+            })
+            .collect();
+        texts.join("\n\n")
+    }
+}
+
 impl Role {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -34,6 +34,10 @@ impl Runtime for AgentRuntime {
         let conversation = conversation_from(&setup.transcript);
         Ok(Box::new(AgentSession { models: self.models.clone(), conversation, workspace }))
     }
+
+    fn rerun_unsupported(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 struct AgentSession {

@@ -68,6 +68,10 @@ pub trait Runtime: Send + Sync + 'static {
     fn name(&self) -> &'static str;
 
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError>;
+
+    /// Why this runtime cannot run an edit or a regeneration, if it cannot: those runs need a runtime that takes
+    /// its conversation from `SessionSetup::transcript`.
+    fn rerun_unsupported(&self) -> Option<&'static str>;
 }
 
 /// A runtime's side of one session: its conversation, its process. Runs on it one at a time.

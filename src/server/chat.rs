@@ -57,6 +57,14 @@ pub enum ChatError {
     RequestIdReused(String),
     #[error("the instance running this session's run did not answer in time; try again")]
     OwnerUnreachable,
+    #[error("no message {0} in this session")]
+    UnknownMessage(String),
+    #[error("message {0} is not a user message: only what the user wrote can be edited or answered again")]
+    NotAUserMessage(String),
+    #[error("{0}")]
+    CannotBranch(&'static str),
+    #[error("`rerun` cannot be combined with streamingBehavior: edit or regenerate once the run has ended")]
+    RerunWhileStreaming,
     #[error("preparing the workspace {path}: {source}")]
     Workspace { path: String, source: std::io::Error },
     #[error("storage failed: {0}")]
@@ -227,13 +235,7 @@ impl Chat {
         let session =
             self.store.session(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.to_owned()))?;
         let live = self.live(session_id).await?;
-        let snapshot = self.sessions.transcript(&live).await?.snapshot;
-        let pending = snapshot.run.as_ref().map(|run| snapshot.messages[run.message].clone());
-        let mut messages = snapshot.messages;
-        if let Some(run) = &snapshot.run {
-            messages.remove(run.message);
-        }
-        Ok(SessionDetail { last_seq: snapshot.last_seq, session, messages, pending, plan: snapshot.plan })
+        Ok(self.sessions.transcript(&live).await?.snapshot.to_detail(session))
     }
 
     /// `POST /api/chat/abort`: true when a run was stopped.

@@ -58,12 +58,15 @@ impl From<ChatError> for ApiError {
     fn from(error: ChatError) -> ApiError {
         let message = error.to_string();
         match error {
-            ChatError::UnknownSession(_) => ApiError::NotFound(message),
+            ChatError::UnknownSession(_) | ChatError::UnknownMessage(_) => ApiError::NotFound(message),
             ChatError::EmptyMessage | ChatError::EmptyTitle | ChatError::UnknownModel { .. } => {
                 ApiError::BadRequest(message)
             }
             ChatError::RunInProgress | ChatError::SessionBusy => ApiError::Conflict(message),
-            ChatError::RequestIdReused(_) => ApiError::Unprocessable(message),
+            ChatError::RequestIdReused(_) | ChatError::NotAUserMessage(_) | ChatError::CannotBranch(_) => {
+                ApiError::Unprocessable(message)
+            }
+            ChatError::RerunWhileStreaming => ApiError::BadRequest(message),
             ChatError::Workspace { .. } => ApiError::Internal(message),
             ChatError::OwnerUnreachable => ApiError::Unavailable(message),
             ChatError::Store(error) => ApiError::Store(error),

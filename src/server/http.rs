@@ -33,6 +33,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}",
     "/api/sessions/{id}/events",
     "/api/sessions/{id}/export",
+    "/api/sessions/{id}/branch",
     "/api/search",
     "/api/{*rest}",
 ];
@@ -67,6 +68,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}", get(session_detail).patch(rename_session).delete(delete_session))
         .route("/api/sessions/{id}/events", get(session_events))
         .route("/api/sessions/{id}/export", get(export_session))
+        .route("/api/sessions/{id}/branch", post(show_branch))
         .route("/api/search", get(search))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
@@ -129,7 +131,8 @@ async fn models(State(state): State<AppState>) -> Json<ModelsResponse> {
             context_window: entry.context_window,
         })
         .collect();
-    Json(ModelsResponse { default: catalog.default_entry().name.clone(), models })
+    let rerun_unavailable = state.chat.runtime.rerun_unsupported().map(str::to_owned);
+    Json(ModelsResponse { default: catalog.default_entry().name.clone(), models, rerun_unavailable })
 }
 
 async fn send(State(state): State<AppState>, headers: HeaderMap, ApiJson(request): ApiJson<ChatRequest>) -> Response {
@@ -252,6 +255,14 @@ async fn rename_session(
     ApiJson(request): ApiJson<RenameSessionRequest>,
 ) -> Result<Json<SessionSummary>, ApiError> {
     Ok(Json(state.chat.rename(&id, &request.title).await?))
+}
+
+async fn show_branch(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(request): ApiJson<ShowBranchRequest>,
+) -> Result<Json<BranchFrame>, ApiError> {
+    Ok(Json(state.chat.show_branch(&id, &request.message_id).await?))
 }
 
 async fn delete_session(

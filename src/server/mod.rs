@@ -1,6 +1,7 @@
 //! The server half: command line, HTTP router, web assets. Compiled only with the `ssr` feature.
 
 pub mod assets;
+mod branch;
 pub mod chat;
 pub mod cli;
 pub mod config;

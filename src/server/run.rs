@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use super::chat::{Chat, ChatError, new_id, now_ms};
 use super::sessions::{ActiveRun, SessionLive};
+use crate::chat_state::ChatSnapshot;
 use crate::mapper::{EventMapper, RunMeta};
 use crate::protocol::*;
 use crate::runtime::RuntimeSession;
@@ -45,14 +46,20 @@ impl Chat {
         request: &ChatRequest,
         run_id: String,
     ) -> Result<(), ChatError> {
+        let rerun = match &request.rerun {
+            Some(rerun) => Some(self.plan_rerun(live, rerun).await?),
+            None => None,
+        };
         let mut runtime = live.runtime.clone().lock_owned().await;
         let (lease, last_seq) = self.take_lease(live, &run_id).await?;
-        if let Some(stale) = runtime.as_mut().filter(|state| state.seen_seq != last_seq) {
+        // A rerun's runtime starts from the conversation before it, not from the branch on screen.
+        if let Some(stale) = runtime.as_mut().filter(|state| state.seen_seq != last_seq || rerun.is_some()) {
             stale.close().await;
             *runtime = None;
         }
         if runtime.is_none() {
-            match self.load_runtime(live).await {
+            let context = rerun.as_ref().map(|plan| plan.context.clone());
+            match self.load_runtime(live, context).await {
                 Ok(loaded) => *runtime = Some(loaded),
                 Err(error) => {
                     self.give_up_lease(live, &run_id).await;
@@ -61,20 +68,23 @@ impl Chat {
             }
         }
         let state = runtime.as_mut().expect("loaded just above");
-        let prompt = ChatMessage {
+        let answered_again = rerun.as_ref().and_then(|plan| plan.answered_again.clone());
+        let prompt = answered_again.is_none().then(|| ChatMessage {
             id: new_id("msg"),
             role: Role::User,
             parts: vec![ChatMessagePart::text(shown_prompt(request))],
             created_at: Some(now_ms()),
-        };
+        });
         let options = RunOptions { mode: request.mode.unwrap_or_default(), plan_action: request.plan_action };
         let opening = state.runtime.open_run().await;
         let meta = RunMeta {
             run_id: Some(run_id.clone()),
-            prompt: Some(prompt),
+            prompt,
             mode: options.effective_mode(),
             session_file: opening.session_file,
             session_reset: opening.session_reset,
+            branch: rerun.map(|plan| plan.branch),
+            answers_again: answered_again.is_some(),
         };
         let mapper = &mut state.mapper;
         let make = |transcript: &mut _| mapper.reducing_into(transcript, |mapper| mapper.open_run(meta));
@@ -90,7 +100,8 @@ impl Chat {
             control: control.clone(),
             events: events.clone(),
         });
-        let run = RunRequest { prompt: request.message.clone(), options, model: request.model.clone() };
+        let prompt = answered_again.unwrap_or_else(|| request.message.clone());
+        let run = RunRequest { prompt, options, model: request.model.clone() };
         let task =
             RunTask { chat: self.clone(), live: live.clone(), run_id, lease, control, lost: AtomicBool::new(false) };
         tokio::spawn(task.run(runtime, run, events, receiver));
@@ -99,7 +110,7 @@ impl Chat {
 
     /// Takes the session's lease for run `run_id`, waiting (briefly) for a previous run that is logging its end,
     /// and ending first a run whose instance died; returns the lease and the session's last `seq` before the run.
-    async fn take_lease(&self, live: &SessionLive, run_id: &str) -> Result<(Lease, Seq), ChatError> {
+    pub(super) async fn take_lease(&self, live: &SessionLive, run_id: &str) -> Result<(Lease, Seq), ChatError> {
         let deadline = tokio::time::Instant::now() + LEASE_WAIT;
         loop {
             let start =
@@ -123,13 +134,19 @@ impl Chat {
 
     /// Ends a run that was recorded but could not open (its runtime or its first frames failed), so that its lease
     /// does not hold the session until it expires.
-    async fn give_up_lease(&self, live: &SessionLive, run_id: &str) {
+    pub(super) async fn give_up_lease(&self, live: &SessionLive, run_id: &str) {
         if let Err(error) = self.store.finish_run(run_id, live.id(), RunStatus::Failed, now_ms()).await {
             tracing::error!(run = %run_id, "recording the end of a run that could not open failed: {error}");
         }
     }
 
-    async fn load_runtime(&self, live: &SessionLive) -> Result<SessionRuntime, ChatError> {
+    /// Opens the runtime's side of the session on the shown branch, or on `context` (the conversation before a
+    /// rerun).
+    async fn load_runtime(
+        &self,
+        live: &SessionLive,
+        context: Option<Vec<ChatMessage>>,
+    ) -> Result<SessionRuntime, ChatError> {
         let workspace = match &self.config.workspace {
             Some(shared) => shared.clone(),
             None => self.config.data_dir.join("workspaces").join(live.id()),
@@ -139,12 +156,12 @@ impl Chat {
         std::fs::create_dir_all(&workspace)
             .map_err(|source| ChatError::Workspace { path: workspace.display().to_string(), source })?;
         let seen_seq = kept.snapshot.last_seq;
-        let setup = SessionSetup {
-            session_id: live.id().to_owned(),
-            workspace,
-            transcript: kept.snapshot,
-            session_file: kept.session_file,
-        };
+        let mut transcript = kept.snapshot;
+        if let Some(context) = context {
+            transcript = ChatSnapshot::of_messages(context, transcript.last_seq);
+        }
+        let setup =
+            SessionSetup { session_id: live.id().to_owned(), workspace, transcript, session_file: kept.session_file };
         let runtime = self.runtime.open_session(setup).map_err(|error| match error {
             RuntimeError::Workspace { path, source } => ChatError::Workspace { path, source },
         })?;

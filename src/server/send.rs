@@ -27,8 +27,12 @@ enum Plan {
 
 impl Chat {
     pub async fn send(self: &Arc<Self>, request: ChatRequest) -> Result<Tail, ChatError> {
-        if request.message.trim().is_empty() && request.plan_action.is_none() {
+        let regenerates = request.rerun.as_ref().is_some_and(|rerun| rerun.kind == RerunKind::Regenerate);
+        if request.message.trim().is_empty() && request.plan_action.is_none() && !regenerates {
             return Err(ChatError::EmptyMessage);
+        }
+        if request.rerun.is_some() && request.streaming_behavior.is_some() {
+            return Err(ChatError::RerunWhileStreaming);
         }
         if self.models.pick(request.model.as_deref()).is_none() {
             let requested = request.model.clone().unwrap_or_default();

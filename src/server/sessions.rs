@@ -285,9 +285,9 @@ impl SessionRegistry {
         Ok(())
     }
 
-    /// Appends frames made outside a run's mapper (the end of a run whose owner is gone) to the session's log in
-    /// one transaction under `lease`, and wakes its viewers; `ends_run` is set when the batch ends with its run's
-    /// terminal frame.
+    /// Appends frames made outside a run's mapper (the end of a run whose owner is gone, a branch switch) to the
+    /// session's log in one transaction under `lease`, and wakes its viewers; `ends_run` is set when the batch ends
+    /// with its run's terminal frame. Returns the last `seq` it logged.
     pub(super) async fn log(
         &self,
         live: &SessionLive,
@@ -295,9 +295,9 @@ impl SessionRegistry {
         lease: &Lease,
         frames: Vec<ChatFrame>,
         ends_run: Option<RunStatus>,
-    ) -> Result<(), ChatError> {
+    ) -> Result<Option<Seq>, ChatError> {
         if frames.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         self.name_after_prompt(live, &frames).await?;
         let append = Append {
@@ -321,7 +321,7 @@ impl SessionRegistry {
         if let Some(last) = appended.last() {
             live.bump(last.logged.seq);
         }
-        Ok(())
+        Ok(appended.last().map(|last| last.logged.seq))
     }
 }
 

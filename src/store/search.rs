@@ -54,6 +54,7 @@ pub fn indexed(frame: &ChatFrame) -> Option<IndexedMessage> {
         | ChatFrame::Plan(_)
         | ChatFrame::State(_)
         | ChatFrame::Queue(_)
+        | ChatFrame::Branch(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)

@@ -28,12 +28,26 @@ enum Step {
     Compaction(bool),
 }
 
+/// Where a run goes in the conversation tree (DESIGN §11).
+#[derive(Debug, Clone)]
+enum Branching {
+    /// After the branch on screen.
+    Follows,
+    /// An edit of one of the user messages on screen: a sibling of it.
+    Edits(prop::sample::Index),
+    /// A new answer to one of the user messages on screen: a sibling of its answer.
+    Regenerates(prop::sample::Index),
+}
+
 #[derive(Debug, Clone)]
 struct Run {
     prompt: String,
     steps: Vec<Step>,
     /// `done` when true, else `error`.
     succeeds: bool,
+    branching: Branching,
+    /// After the run, the user moves to a sibling of one of the messages on screen.
+    then_switches: Option<prop::sample::Index>,
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -60,7 +74,48 @@ fn run() -> impl Strategy<Value = Run> {
         prompt,
         steps,
         succeeds,
+        branching: Branching::Follows,
+        then_switches: None,
     })
+}
+
+/// Runs that edit, regenerate and switch branches as well as follow on.
+fn branching_run() -> impl Strategy<Value = Run> {
+    let branching = prop_oneof![
+        2 => Just(Branching::Follows),
+        2 => any::<prop::sample::Index>().prop_map(Branching::Edits),
+        1 => any::<prop::sample::Index>().prop_map(Branching::Regenerates),
+    ];
+    (run(), branching, proptest::option::weighted(0.4, any::<prop::sample::Index>()))
+        .prop_map(|(run, branching, then_switches)| Run { branching, then_switches, ..run })
+}
+
+/// Where a run of `branching` attaches given what is on screen, and whether it logs a prompt of its own (a
+/// regeneration answers one the transcript has).
+fn branch_point(built: &ChatSnapshot, branching: &Branching) -> (Option<BranchPoint>, bool) {
+    let users: Vec<&ChatMessage> = built.messages.iter().filter(|message| message.role == Role::User).collect();
+    match branching {
+        Branching::Follows => (None, true),
+        Branching::Edits(_) | Branching::Regenerates(_) if users.is_empty() => (None, true),
+        Branching::Edits(pick) => {
+            let edited = users[pick.index(users.len())];
+            (Some(BranchPoint { parent_id: built.tree.parent(&edited.id).cloned().flatten() }), true)
+        }
+        Branching::Regenerates(pick) => {
+            (Some(BranchPoint { parent_id: Some(users[pick.index(users.len())].id.clone()) }), false)
+        }
+    }
+}
+
+/// A `branch` frame as the server logs it when the user picks a sibling of a message on screen.
+fn switch_frame(built: &ChatSnapshot, pick: &prop::sample::Index) -> ChatFrame {
+    let choices: Vec<String> = built
+        .messages
+        .iter()
+        .flat_map(|message| built.tree.siblings(&message.id).map(|siblings| siblings.ids.to_vec()).unwrap_or_default())
+        .collect();
+    let picked = &choices[pick.index(choices.len())];
+    ChatFrame::Branch(BranchFrame { seq: None, message_id: built.tree.leaf_from(picked) })
 }
 
 /// The frames of a session log, numbered from 1, with each `done` carrying the message its frames built —
@@ -76,6 +131,7 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
     for (r, run) in runs.iter().enumerate() {
         let answer_id = format!("a{r}");
         let call_id = |call: u8| format!("r{r}c{call}");
+        let (branch, logs_prompt) = branch_point(&built, &run.branching);
         push(
             ChatFrame::Start(StartFrame {
                 seq: None,
@@ -85,6 +141,7 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
                 session_file: None,
                 session_reset: None,
                 diagnostics: None,
+                branch,
             }),
             &mut frames,
             &mut built,
@@ -100,7 +157,9 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
                 },
             })
         };
-        push(user(format!("u{r}"), &run.prompt), &mut frames, &mut built);
+        if logs_prompt {
+            push(user(format!("u{r}"), &run.prompt), &mut frames, &mut built);
+        }
         for (i, step) in run.steps.iter().enumerate() {
             let frame = match step {
                 Step::Delta(text) => ChatFrame::Delta(DeltaFrame { seq: None, text: text.clone(), message_id: None }),
@@ -186,6 +245,12 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
             })
         };
         push(terminal, &mut frames, &mut built);
+        if let Some(pick) = &run.then_switches
+            && !built.messages.is_empty()
+        {
+            let frame = switch_frame(&built, pick);
+            push(frame, &mut frames, &mut built);
+        }
     }
     frames
 }
@@ -202,25 +267,19 @@ fn reduce<'a>(mut snapshot: ChatSnapshot, frames: impl IntoIterator<Item = &'a C
 }
 
 /// `GET /api/sessions/{id}` as the server answers it: the transcript without the run's answer, that answer as
-/// `pending`, the plan, and the last `seq`.
+/// `pending`, the plan, the other branches, and the last `seq`; through JSON, as the page gets it.
 fn session_detail(snapshot: &ChatSnapshot) -> SessionDetail {
-    let mut messages = snapshot.messages.clone();
-    let pending = snapshot.run.as_ref().map(|run| messages.remove(run.message));
-    SessionDetail {
-        session: SessionSummary {
-            session_id: "s".into(),
-            title: "t".into(),
-            created_at: 0,
-            updated_at: 0,
-            status: if pending.is_some() { SessionStatus::Running } else { SessionStatus::Idle },
-            message_count: messages.len() as u64,
-            last_seq: snapshot.last_seq,
-        },
-        messages,
+    let summary = SessionSummary {
+        session_id: "s".into(),
+        title: "t".into(),
+        created_at: 0,
+        updated_at: 0,
+        status: if snapshot.is_running() { SessionStatus::Running } else { SessionStatus::Idle },
+        message_count: snapshot.messages.len() as u64,
         last_seq: snapshot.last_seq,
-        pending,
-        plan: snapshot.plan.clone(),
-    }
+    };
+    let json = serde_json::to_string(&snapshot.to_detail(summary)).expect("a detail serializes");
+    serde_json::from_str(&json).expect("a detail decodes")
 }
 
 /// The activity the reducer keeps after `frame`, `before` being the one before it: what the last frame that says
@@ -246,6 +305,7 @@ fn activity_after(frame: &ChatFrame, before: Option<Activity>) -> Option<Activit
         }),
         ChatFrame::Done(_) | ChatFrame::Error(_) => None,
         ChatFrame::Message(_)
+        | ChatFrame::Branch(_)
         | ChatFrame::Delta(_)
         | ChatFrame::Thinking(_)
         | ChatFrame::ToolDraft(_)
@@ -380,5 +440,49 @@ proptest! {
             prop_assert_eq!(tail(&joined), tail(&straight));
         }
         prop_assert_eq!(joined.is_running(), straight.is_running());
+    }
+
+    #[test]
+    fn edits_regenerations_and_branch_switches_replay_to_the_same_tree(
+        runs in vec(branching_run(), 1..6),
+        cut in any::<prop::sample::Index>(),
+        cut_seeds in vec(any::<prop::sample::Index>(), 0..8),
+    ) {
+        let frames = session_log(&runs);
+        let straight = reduce(ChatSnapshot::default(), &frames);
+        // The shown branch is the tree's path to its last message, and nothing is both shown and set aside.
+        let shown: Vec<String> = straight.messages.iter().map(|message| message.id.clone()).collect();
+        prop_assert_eq!(&straight.tree.path_to(shown.last().map(String::as_str)), &shown);
+        for id in &shown {
+            prop_assert!(straight.tree.shelved(id).is_none(), "{} is shown and shelved", id);
+        }
+        // Replayed again, through NDJSON in any chunking: the same tree.
+        let mut stream = Vec::new();
+        for frame in &frames {
+            encode_frame_into(frame, &mut stream);
+        }
+        let mut cuts: Vec<usize> = cut_seeds.iter().map(|i| i.index(stream.len() + 1)).collect();
+        cuts.sort_unstable();
+        cuts.push(stream.len());
+        let (mut decoder, mut decoded, mut from) = (FrameDecoder::default(), ChatSnapshot::default(), 0);
+        for cut in cuts {
+            for frame in decoder.feed(&stream[from..cut]) {
+                apply(&mut decoded, &frame.expect("every encoded frame decodes"));
+            }
+            from = cut;
+        }
+        prop_assert_eq!(&decoded, &straight);
+        // Loaded from `GET /api/sessions/{id}` at any point and tailed from there: the same branch on screen and
+        // the same forks; the same tree whole when every run ended with its final message.
+        let cut = cut.index(frames.len() + 1);
+        let server = reduce(ChatSnapshot::default(), &frames[..cut]);
+        let resumed = reduce(ChatSnapshot::from_detail(session_detail(&server)), &frames[cut..]);
+        let ids = |s: &ChatSnapshot| s.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>();
+        prop_assert_eq!(ids(&resumed), ids(&straight));
+        prop_assert_eq!(resumed.tree.to_wire().forks, straight.tree.to_wire().forks);
+        if runs.iter().all(|run| run.succeeds) {
+            prop_assert_eq!(&resumed.tree, &straight.tree);
+            prop_assert_eq!(&resumed.messages, &straight.messages);
+        }
     }
 }

@@ -74,6 +74,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             session_file: Some("/home/user/.pi/sessions/sess-1.jsonl".into()),
             session_reset: Some(false),
             diagnostics: Some(vec!["model: scripted".into()]),
+            branch: None,
         }),
         ChatFrame::Start(StartFrame {
             seq: Some(2),
@@ -83,6 +84,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             session_file: None,
             session_reset: None,
             diagnostics: None,
+            branch: Some(BranchPoint { parent_id: Some("msg-user-0".into()) }),
         }),
         ChatFrame::Message(MessageFrame { seq: Some(3), message: user }),
         ChatFrame::Delta(DeltaFrame { seq: Some(4), text: "Hello, \u{2028}wörld 😀\n".into(), message_id: None }),
@@ -131,8 +133,9 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             message: None,
             state: ChatPlanState { mode: AgentMode::Agent, pending_decision: true, message: None, ..plan_state },
         }),
+        ChatFrame::Branch(BranchFrame { seq: Some(16), message_id: "msg-asst-1".into() }),
     ];
-    let mut seq = 15;
+    let mut seq = 16;
     for (i, name) in LifecycleName::ALL.into_iter().enumerate() {
         seq += 1;
         let message = (i == 0).then(|| "Working".to_string());
@@ -275,6 +278,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             | ChatFrame::ToolArgsDelta(_)
             | ChatFrame::Plan(_)
             | ChatFrame::Queue(_)
+            | ChatFrame::Branch(_)
             | ChatFrame::Error(_)
             | ChatFrame::Ping => {}
         }

@@ -124,10 +124,29 @@ pub fn path_segment() -> impl Strategy<Value = PathSegment> {
 /// Any frame of the contract.
 pub fn frame() -> impl Strategy<Value = ChatFrame> {
     prop_oneof![
-        (seq(), id(), id(), id(), option::of(text()), option::of(any::<bool>()), option::of(vec(text(), 0..3)))
-            .prop_map(|(seq, id, run_id, session_id, session_file, session_reset, diagnostics)| {
-                ChatFrame::Start(StartFrame { seq, id, run_id, session_id, session_file, session_reset, diagnostics })
+        (
+            seq(),
+            id(),
+            id(),
+            id(),
+            option::of(text()),
+            option::of(any::<bool>()),
+            option::of(vec(text(), 0..3)),
+            option::of(option::of(id()))
+        )
+            .prop_map(|(seq, id, run_id, session_id, session_file, session_reset, diagnostics, branch)| {
+                ChatFrame::Start(StartFrame {
+                    seq,
+                    id,
+                    run_id,
+                    session_id,
+                    session_file,
+                    session_reset,
+                    diagnostics,
+                    branch: branch.map(|parent_id| BranchPoint { parent_id }),
+                })
             }),
+        (seq(), id()).prop_map(|(seq, message_id)| ChatFrame::Branch(BranchFrame { seq, message_id })),
         (seq(), message()).prop_map(|(seq, message)| ChatFrame::Message(MessageFrame { seq, message })),
         (seq(), text(), option::of(id())).prop_map(|(seq, text, message_id)| ChatFrame::Delta(DeltaFrame {
             seq,

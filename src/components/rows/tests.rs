@@ -13,6 +13,7 @@ fn start(seq: Seq, id: &str) -> ChatFrame {
         session_file: None,
         session_reset: None,
         diagnostics: None,
+        branch: None,
     })
 }
 

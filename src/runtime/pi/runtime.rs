@@ -33,6 +33,13 @@ impl Runtime for PiRuntime {
             start_failure: None,
         }))
     }
+
+    fn rerun_unsupported(&self) -> Option<&'static str> {
+        // pi keeps the conversation in its own session file, which a rerun would have to fork (its RPC `fork`).
+        Some(
+            "edit and regenerate are not available with the pi runtime yet: pi keeps the conversation in its own session file, and chatwire does not drive pi's fork yet",
+        )
+    }
 }
 
 /// A session's pi process and what chatwire remembers of pi's session across processes.

@@ -20,6 +20,7 @@ fn request(session_id: &str, message: &str, streaming_behavior: Option<Streaming
         model: None,
         streaming_behavior,
         attachments: None,
+        rerun: None,
     }
 }
 

@@ -55,6 +55,10 @@ impl Runtime for GatedRuntime {
         let gate = self.gates.lock().unwrap().get(&setup.session_id).cloned();
         Ok(Box::new(GatedSession { gate, inner: self.inner.open_session(setup)? }))
     }
+
+    fn rerun_unsupported(&self) -> Option<&'static str> {
+        self.inner.rerun_unsupported()
+    }
 }
 
 struct GatedSession {

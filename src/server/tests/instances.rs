@@ -35,6 +35,7 @@ fn send(session_id: &str) -> ChatRequest {
         plan_action: None,
         model: None,
         attachments: None,
+        rerun: None,
     }
 }
 
