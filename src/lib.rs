@@ -9,6 +9,8 @@
 pub mod app;
 pub mod chart;
 pub mod chat_state;
+#[cfg(feature = "ssr")]
+pub mod checkpoints;
 #[cfg(feature = "hydrate")]
 pub mod client;
 pub mod components;
