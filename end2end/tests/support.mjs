@@ -183,7 +183,7 @@ export async function startServer({ args = [], script } = {}) {
     } catch {
       throw new Error(`server printed an unparsable URL ${JSON.stringify(url)}\n${output()}`);
     }
-    return { url, origin: parsed.origin, output, stop };
+    return { url, origin: parsed.origin, output, stop, dataDir };
   } catch (err) {
     await stop();
     throw err;

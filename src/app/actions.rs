@@ -5,7 +5,7 @@ use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
 use crate::components::{Answer, Decision, NotifyPermission, Outgoing, Theme};
-use crate::protocol::{AgentMode, ChatFrame, ModelInfo, ModelsResponse, SearchHit, SessionSummary};
+use crate::protocol::{AgentMode, ChatFrame, ModelInfo, ModelsResponse, RestoreResponse, SearchHit, SessionSummary};
 
 /// The page's connection to the run of the session on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -27,6 +27,8 @@ pub struct PageState {
     pub session_id: RwSignal<Option<String>>,
     /// The last request that failed, shown above the composer.
     pub problem: RwSignal<Option<String>>,
+    /// What the last request that did something out of sight did (a restore of files), shown above the composer.
+    pub notice: RwSignal<Option<String>>,
     pub link: RwSignal<Link>,
     /// The browser's clock (ms since the epoch), ticking slowly for the sidebar's relative times; 0 until hydrated.
     pub now: RwSignal<f64>,
@@ -58,6 +60,7 @@ impl PageState {
             sessions: RwSignal::new(Vec::new()),
             session_id: RwSignal::new(session_id),
             problem: RwSignal::new(None),
+            notice: RwSignal::new(None),
             link: RwSignal::new(Link::Idle),
             now: RwSignal::new(0.0),
             models: RwSignal::new(Vec::new()),
@@ -128,6 +131,32 @@ pub struct PageRequests {
     pub open_hit: Callback<SearchHit>,
     /// Shows the branch through a message (a sibling version the user picked), down to its last message.
     pub show_branch: Callback<String>,
+    /// Puts the workspace's files back as they were before a user message ran; `notice` says what changed.
+    pub restore: Callback<String>,
+}
+
+/// What a restore did, in a sentence for the notice line: counts, and the files left alone by name (a few).
+pub fn restore_summary(restored: &RestoreResponse) -> String {
+    let count = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
+    let done = [
+        (restored.changed.len(), "file put back", "files put back"),
+        (restored.removed.len(), "file removed", "files removed"),
+        (restored.recreated.len(), "file brought back", "files brought back"),
+    ];
+    let said: Vec<String> = done.iter().filter(|(n, ..)| *n > 0).map(|(n, one, many)| count(*n, one, many)).collect();
+    let mut summary = if said.is_empty() {
+        "Files restored: nothing had changed since that message.".to_owned()
+    } else {
+        format!("Files restored: {}.", said.join(", "))
+    };
+    if !restored.skipped.is_empty() {
+        const NAMED: usize = 3;
+        let names: Vec<&str> = restored.skipped.iter().take(NAMED).map(|skipped| skipped.path.as_str()).collect();
+        let more = restored.skipped.len().saturating_sub(NAMED);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        summary.push_str(&format!(" Left alone (not in the checkpoint): {}{more}.", names.join(", ")));
+    }
+    summary
 }
 
 /// The model to preselect: the remembered one if the server still offers it, else the server's default.
@@ -148,7 +177,29 @@ pub fn skips_ahead(snapshot: &ChatSnapshot, frame: &ChatFrame) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{preselected_model, skips_ahead};
+    use super::{preselected_model, restore_summary, skips_ahead};
+    use crate::protocol::{RestoreResponse, SkippedFile};
+
+    #[test]
+    fn a_restore_is_told_in_counts_with_what_was_left_alone() {
+        let mut restored = RestoreResponse {
+            changed: vec!["a.txt".into()],
+            removed: vec!["b.txt".into(), "c.txt".into()],
+            recreated: Vec::new(),
+            backup: "restore-backup/1".into(),
+            skipped: Vec::new(),
+        };
+        assert_eq!(restore_summary(&restored), "Files restored: 1 file put back, 2 files removed.");
+        restored.skipped =
+            (0..5).map(|i| SkippedFile { path: format!("big{i}.bin"), reason: "large".into() }).collect();
+        assert_eq!(
+            restore_summary(&restored),
+            "Files restored: 1 file put back, 2 files removed. Left alone (not in the checkpoint): big0.bin, \
+             big1.bin, big2.bin and 2 more."
+        );
+        let nothing = RestoreResponse { changed: Vec::new(), removed: Vec::new(), skipped: Vec::new(), ..restored };
+        assert_eq!(restore_summary(&nothing), "Files restored: nothing had changed since that message.");
+    }
     use crate::chat_state::{ChatSnapshot, apply};
     use crate::protocol::{ChatFrame, DeltaFrame, ModelInfo, ModelsResponse};
 

@@ -9,7 +9,7 @@ mod actions;
 #[cfg(feature = "ssr")]
 pub mod options;
 
-pub use self::actions::{Link, PageRequests, PageState, preselected_model, skips_ahead};
+pub use self::actions::{Link, PageRequests, PageState, preselected_model, restore_summary, skips_ahead};
 use crate::chat_state::ChatSnapshot;
 use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
@@ -39,6 +39,7 @@ fn connect(_state: PageState) -> PageRequests {
         search: Callback::new(|_| {}),
         open_hit: Callback::new(|_| {}),
         show_branch: Callback::new(|_| {}),
+        restore: Callback::new(|_| {}),
     }
 }
 
@@ -195,6 +196,14 @@ fn ChatPage() -> impl IntoView {
                 <Show when=move || state.problem.with(Option::is_some)>
                     <p class="chat__problem" role="alert">{move || state.problem.get()}</p>
                 </Show>
+                <Show when=move || state.notice.with(Option::is_some)>
+                    <p class="chat__notice" role="status" data-testid="notice">
+                        {move || state.notice.get()}
+                        <button type="button" class="chat__notice-close" aria-label="Dismiss" on:click=move |_| state.notice.set(None)>
+                            "×"
+                        </button>
+                    </p>
+                </Show>
                 <QueueChips queue/>
                 <Composer
                     on_send=requests.send
@@ -247,6 +256,7 @@ fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>)
             }
         }),
         show_branch: requests.show_branch,
+        restore: requests.restore,
     }
 }
 

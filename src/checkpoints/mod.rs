@@ -6,7 +6,7 @@
 //! `.git` directory to a tree. What is left out of a checkpoint (`.gitignore`d paths, files over the size cap, git
 //! repositories inside the workspace) is left alone by a restore, too.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -258,6 +258,16 @@ impl Checkpoints {
     /// since are removed, files deleted since come back. Nothing else is written, and paths the checkpoints leave out
     /// are never removed or overwritten.
     pub async fn restore(&self, name: &str) -> Result<Restored, CheckpointError> {
+        self.restore_where(name, None).await
+    }
+
+    /// Like [`Checkpoints::restore`], for the paths in `touched` only (as `Changes` names them): what the runs since
+    /// the checkpoint changed, so that a file changed by someone else meanwhile is left as it is.
+    pub async fn restore_touched(&self, name: &str, touched: &BTreeSet<String>) -> Result<Restored, CheckpointError> {
+        self.restore_where(name, Some(touched)).await
+    }
+
+    async fn restore_where(&self, name: &str, touched: Option<&BTreeSet<String>>) -> Result<Restored, CheckpointError> {
         let _serial = self.serial.lock().await;
         let target = self.resolve(name).await?;
         let left_out_at_target = self.manifest(&target).await?.skipped;
@@ -272,6 +282,9 @@ impl Checkpoints {
         let mut changed = Vec::new();
         let mut deleted = Vec::new();
         for TreeChange { path, status } in tree_changes {
+            if touched.is_some_and(|touched| !touched.contains(&display(&path))) {
+                continue;
+            }
             match status {
                 FileStatus::Added => created.push(path),
                 FileStatus::Modified => changed.push(path),

@@ -113,6 +113,34 @@ async fn a_restore_undoes_what_a_shell_command_changed_created_and_deleted() {
 }
 
 #[tokio::test]
+async fn a_restore_of_the_touched_paths_leaves_every_other_change_alone() {
+    let ws = workspace();
+    ws.sh("printf 'a\\n' > a.txt; printf 'mine\\n' > mine.txt");
+    ws.checkpoints.record("before/run-1").await.unwrap();
+    ws.sh("printf 'run\\n' > a.txt; printf 'made by the run\\n' > b.txt");
+    ws.checkpoints.record("after/run-1").await.unwrap();
+    // Someone else's changes since: not the run's, so not the restore's.
+    ws.sh("printf 'edited by hand\\n' > mine.txt; printf 'new by hand\\n' > c.txt");
+    let touched: BTreeSet<String> = ws
+        .checkpoints
+        .changes("before/run-1", "after/run-1")
+        .await
+        .unwrap()
+        .files
+        .into_iter()
+        .map(|file| file.path)
+        .collect();
+
+    let restored = ws.checkpoints.restore_touched("before/run-1", &touched).await.unwrap();
+
+    assert_eq!((restored.changed, restored.removed), (vec!["a.txt".to_owned()], vec!["b.txt".to_owned()]));
+    assert_eq!(ws.read("a.txt"), "a\n");
+    assert!(!ws.present("b.txt"));
+    assert_eq!(ws.read("mine.txt"), "edited by hand\n");
+    assert_eq!(ws.read("c.txt"), "new by hand\n");
+}
+
+#[tokio::test]
 async fn restoring_the_backup_undoes_the_restore() {
     let ws = workspace();
     ws.sh("printf 'a\\n' > a.txt; printf 'b\\n' > b.txt");

@@ -121,6 +121,12 @@ pub async fn show_branch(session_id: &str, message_id: &str) -> Result<BranchFra
     json::<BranchFrame>(&checked(request.send().await?).await?).await
 }
 
+pub async fn restore_files(session_id: &str, message_id: &str) -> Result<RestoreResponse, ClientError> {
+    let body = RestoreRequest { message_id: message_id.to_owned() };
+    let request = Request::post(&format!("/api/sessions/{session_id}/restore")).json(&body)?;
+    json::<RestoreResponse>(&checked(request.send().await?).await?).await
+}
+
 pub async fn stop(session_id: &str) -> Result<AbortResponse, ClientError> {
     let request = Request::post("/api/chat/abort").json(&AbortRequest { session_id: session_id.to_owned() })?;
     json::<AbortResponse>(&checked(request.send().await?).await?).await

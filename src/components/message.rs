@@ -27,6 +27,8 @@ pub struct MessageActions {
     pub regenerate: Callback<String>,
     /// Shows the branch through a sibling message: (its id).
     pub show_branch: Callback<String>,
+    /// Puts the workspace's files back as they were before a user message ran: (its id).
+    pub restore: Callback<String>,
 }
 
 #[component]
@@ -64,6 +66,9 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
             <div class="message__actions" hidden=editing>
                 {actions.map(|actions| view! { <BranchArrows place=row.place.clone() actions/> })}
                 {actions.map(|actions| view! { <RerunButton id=row.id.clone() role=row.role actions/> })}
+                {actions
+                    .filter(|_| row.role == Role::User)
+                    .map(|actions| view! { <RestoreButton id=row.id.clone() actions/> })}
                 <button type="button" class="message__copy" data-copy-message aria-label="Copy message as Markdown">
                     "Copy"
                 </button>
@@ -166,6 +171,62 @@ fn RerunButton(id: String, role: Role, actions: MessageActions) -> impl IntoView
         }
     }
 }
+
+/// "Restore files" on a user message: it first asks, in place, whether to put the workspace's files back as they
+/// were before the message ran (a page dialog is what injected markup would open, so the page opens none).
+#[component]
+fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
+    let asking = RwSignal::new(false);
+    let confirm_button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        if asking.get()
+            && let Some(button) = confirm_button.get()
+        {
+            let _ = button.focus();
+        }
+    });
+    let restore = move |_| {
+        asking.set(false);
+        actions.restore.run(id.clone());
+    };
+    view! {
+        <Show
+            when=move || asking.get()
+            fallback=move || {
+                view! {
+                    <button
+                        type="button"
+                        class="message__restore"
+                        title="Put the workspace's files back as they were before this message"
+                        disabled=move || actions.busy.get()
+                        on:click=move |_| asking.set(true)
+                    >
+                        "Restore files"
+                    </button>
+                }
+            }
+        >
+            <span class="message__confirm" role="group" aria-label="Confirm restore">
+                <span class="message__confirm-text">{RESTORE_QUESTION}</span>
+                <button
+                    type="button"
+                    class="button button--small button--danger"
+                    node_ref=confirm_button
+                    disabled=move || actions.busy.get()
+                    on:click=restore.clone()
+                >
+                    "Restore"
+                </button>
+                <button type="button" class="button button--small" on:click=move |_| asking.set(false)>
+                    "Cancel"
+                </button>
+            </span>
+        </Show>
+    }
+}
+
+const RESTORE_QUESTION: &str = "Put the files back as they were before this message? What the runs since changed \
+is undone; files no run touched, ignored files and files over the size limit stay as they are.";
 
 /// A user message's text in place, to change and run again; Esc or Cancel leaves it as it was.
 #[component]

@@ -235,6 +235,36 @@ pub struct Fork {
     pub shown: String,
 }
 
+/// `POST /api/sessions/{id}/restore`: put the workspace's files back as they were before `messageId` ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreRequest {
+    pub message_id: String,
+}
+
+/// What a restore did, path by path (relative to the workspace).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoreResponse {
+    /// Changed since, now as they were.
+    pub changed: Vec<String>,
+    /// Created since, now gone.
+    pub removed: Vec<String>,
+    /// Deleted since, now back.
+    pub recreated: Vec<String>,
+    /// The checkpoint of the files just before the restore.
+    pub backup: String,
+    /// Left alone because no checkpoint holds them (`.gitignore`d paths are not listed).
+    pub skipped: Vec<SkippedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedFile {
+    pub path: String,
+    pub reason: String,
+}
+
 /// `POST /api/sessions/{id}/branch`: show the branch through `messageId` (down to its last message).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

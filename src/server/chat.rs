@@ -36,6 +36,8 @@ pub struct ChatConfig {
     pub keepalive: Duration,
     /// How long a run's lease lasts unless renewed: an instance that dies has its runs ended by another within it.
     pub lease_ttl: Duration,
+    /// Files larger than this are left out of the workspace checkpoints taken before each run; 0 turns them off.
+    pub checkpoint_file_limit: u64,
 }
 
 /// Why the chat core refused or failed a request; the HTTP edge turns each into a status and `{ message }`.
@@ -65,6 +67,15 @@ pub enum ChatError {
     CannotBranch(&'static str),
     #[error("`rerun` cannot be combined with streamingBehavior: edit or regenerate once the run has ended")]
     RerunWhileStreaming,
+    #[error("a run is in progress: stop it before putting files back")]
+    RestoreWhileRunning,
+    #[error(
+        "no checkpoint of the files before message {0}: one is taken when a message starts a run, so not for a \
+         message sent while a run was going, nor on a server with checkpoints off"
+    )]
+    NoCheckpoint(String),
+    #[error("{0}")]
+    Checkpoint(#[from] crate::checkpoints::CheckpointError),
     #[error("preparing the workspace {path}: {source}")]
     Workspace { path: String, source: std::io::Error },
     #[error("storage failed: {0}")]
@@ -90,6 +101,8 @@ pub struct Chat {
     pub(super) replies: tokio::sync::watch::Sender<u64>,
     /// Woken when the wake-up listener (re)connected: every watched session is read again.
     pub(super) resync: tokio::sync::Notify,
+    /// One checkpoint store per workspace (a shared `--workspace` has one for every session), made when first used.
+    pub(super) checkpoints: std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<crate::checkpoints::Checkpoints>>>,
 }
 
 impl Chat {
@@ -126,6 +139,7 @@ impl Chat {
             streams_end: Default::default(),
             instance: new_id("instance"),
             controls_posted: Default::default(),
+            checkpoints: Default::default(),
             replies: tokio::sync::watch::channel(0).0,
             resync: Default::default(),
         });

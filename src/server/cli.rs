@@ -55,6 +55,10 @@ pub struct ServeArgs {
     /// The directory the agent works in, shared by all sessions [default: a fresh directory per session under the data dir].
     #[arg(long, env = "CHATWIRE_WORKSPACE")]
     pub workspace: Option<PathBuf>,
+    /// Files larger than this many bytes are left out of the checkpoints of the workspace taken before each run (and
+    /// so are never restored); 0 turns checkpoints off.
+    #[arg(long, env = "CHATWIRE_CHECKPOINT_FILE_LIMIT", default_value_t = 1 << 20)]
+    pub checkpoint_file_limit: u64,
     /// Access token for the browser (via the printed URL) and API clients (`Authorization: Bearer`) [default: random per start].
     #[arg(long, env = "CHATWIRE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
@@ -200,6 +204,7 @@ impl ServeArgs {
             database_url: self.database_url.or(before.database_url),
             lease_secs: self.lease_secs,
             workspace: self.workspace.or(before.workspace),
+            checkpoint_file_limit: self.checkpoint_file_limit,
             token: self.token.or(before.token),
             no_auth: self.no_auth || before.no_auth,
             allowed_hosts,

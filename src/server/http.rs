@@ -34,6 +34,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/events",
     "/api/sessions/{id}/export",
     "/api/sessions/{id}/branch",
+    "/api/sessions/{id}/restore",
     "/api/search",
     "/api/{*rest}",
 ];
@@ -69,6 +70,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/events", get(session_events))
         .route("/api/sessions/{id}/export", get(export_session))
         .route("/api/sessions/{id}/branch", post(show_branch))
+        .route("/api/sessions/{id}/restore", post(restore_files))
         .route("/api/search", get(search))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
@@ -263,6 +265,14 @@ async fn show_branch(
     ApiJson(request): ApiJson<ShowBranchRequest>,
 ) -> Result<Json<BranchFrame>, ApiError> {
     Ok(Json(state.chat.show_branch(&id, &request.message_id).await?))
+}
+
+async fn restore_files(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(request): ApiJson<RestoreRequest>,
+) -> Result<Json<RestoreResponse>, ApiError> {
+    Ok(Json(state.chat.restore_files(&id, &request.message_id).await?))
 }
 
 async fn delete_session(

@@ -3,6 +3,7 @@
 pub mod assets;
 mod branch;
 pub mod chat;
+mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod error;
@@ -161,6 +162,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         workspace: args.workspace.clone(),
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
         lease_ttl: args.lease_ttl(),
+        checkpoint_file_limit: args.checkpoint_file_limit,
     };
     let chat = Chat::open(store, runtime, models, config).await?;
     let purging = tokio::spawn(purge::forget_old_requests(chat.store.clone(), self::chat::now_ms));

@@ -75,6 +75,9 @@ impl Chat {
             parts: vec![ChatMessagePart::text(shown_prompt(request))],
             created_at: Some(now_ms()),
         });
+        // Restore finds the checkpoint from the message that started the run; a regeneration has no message of its
+        // own, so its checkpoint is the run's.
+        let checkpoint = prompt.as_ref().map_or_else(|| run_id.clone(), |prompt| prompt.id.clone());
         let options = RunOptions { mode: request.mode.unwrap_or_default(), plan_action: request.plan_action };
         let opening = state.runtime.open_run().await;
         let meta = RunMeta {
@@ -102,8 +105,15 @@ impl Chat {
         });
         let prompt = answered_again.unwrap_or_else(|| request.message.clone());
         let run = RunRequest { prompt, options, model: request.model.clone() };
-        let task =
-            RunTask { chat: self.clone(), live: live.clone(), run_id, lease, control, lost: AtomicBool::new(false) };
+        let task = RunTask {
+            chat: self.clone(),
+            live: live.clone(),
+            run_id,
+            lease,
+            control,
+            lost: AtomicBool::new(false),
+            checkpoint,
+        };
         tokio::spawn(task.run(runtime, run, events, receiver));
         Ok(())
     }
@@ -147,10 +157,7 @@ impl Chat {
         live: &SessionLive,
         context: Option<Vec<ChatMessage>>,
     ) -> Result<SessionRuntime, ChatError> {
-        let workspace = match &self.config.workspace {
-            Some(shared) => shared.clone(),
-            None => self.config.data_dir.join("workspaces").join(live.id()),
-        };
+        let workspace = self.workspace_of(live.id());
         let kept = self.sessions.transcript(live).await?;
         warn_of_missing_files(live.id(), &workspace, &kept);
         std::fs::create_dir_all(&workspace)
@@ -200,6 +207,8 @@ struct RunTask {
     control: RunControl,
     /// Set once an append was refused because the lease is gone: the run stops, and logs nothing more.
     lost: AtomicBool,
+    /// The name of the checkpoint of the workspace taken before the runtime starts (`before/<name>`).
+    checkpoint: String,
 }
 
 /// How a run's terminal frame ends the run in the store.
@@ -242,6 +251,8 @@ impl RunTask {
         events: mpsc::UnboundedSender<AgentEvent>,
         mut receiver: mpsc::UnboundedReceiver<AgentEvent>,
     ) {
+        // After `start` is out (the page shows the run at once), before any tool can touch a file.
+        self.chat.checkpoint_before(self.live.id(), &self.checkpoint).await;
         {
             let SessionRuntime { mapper, runtime, .. } =
                 runtime.as_mut().expect("start_run loads the runtime before spawning the run");
@@ -251,6 +262,9 @@ impl RunTask {
             // The active run keeps a sender for queueing, so the channel never closes by itself: the run is over when
             // the runtime returns, and whatever it sent before that is drained. Events that are already waiting go
             // into one batch, one transaction.
+            // The built-in agent's last event settles the run: it and whatever follows wait until the checkpoint
+            // after the run is taken, so the run's end is logged only once its files are recorded.
+            let mut settling: Vec<AgentEvent> = Vec::new();
             let end = loop {
                 let mut events = Vec::new();
                 tokio::select! {
@@ -263,9 +277,15 @@ impl RunTask {
                     }
                     end = &mut drive => break end,
                 }
+                if !settling.is_empty() {
+                    settling.append(&mut events);
+                } else if let Some(at) = events.iter().position(|event| matches!(event, AgentEvent::AgentSettled)) {
+                    settling = events.split_off(at);
+                }
                 ended |= self.record(mapper, |mapper| map_all(mapper, events)).await;
             };
-            let events: Vec<AgentEvent> = std::iter::from_fn(|| receiver.try_recv().ok()).collect();
+            settling.extend(std::iter::from_fn(|| receiver.try_recv().ok()));
+            let events = settling;
             let run_id = self.run_id.clone();
             let finish = move |mapper: &mut EventMapper| {
                 let mut frames = map_all(mapper, events);
@@ -285,6 +305,11 @@ impl RunTask {
                 }
                 frames
             };
+            // The note kept beside the checkpoints of what the run changed lets Restore put back only what runs
+            // changed. A run that ended early (its runtime sent malformed data) has already logged its end.
+            if !ended {
+                self.chat.checkpoint_after(self.live.id(), &self.checkpoint).await;
+            }
             ended |= self.record(mapper, finish).await;
             // The terminal frame could not be logged: the run still ends, so the session does not look busy (unless
             // another instance took it over, which ends it).

@@ -102,7 +102,13 @@ pub async fn chat_over(
     runtime: impl FnOnce(Arc<ModelCatalog>) -> Arc<dyn Runtime>,
 ) -> Arc<Chat> {
     let models = scripted_models(script);
-    let config = ChatConfig { data_dir: dir.into(), workspace: None, keepalive, lease_ttl: Duration::from_secs(15) };
+    let config = ChatConfig {
+        data_dir: dir.into(),
+        workspace: None,
+        keepalive,
+        lease_ttl: Duration::from_secs(15),
+        checkpoint_file_limit: 1 << 20,
+    };
     Chat::open(store, runtime(models.clone()), models, config).await.expect("the chat opens")
 }
 

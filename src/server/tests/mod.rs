@@ -2,6 +2,7 @@
 
 mod app;
 mod branches;
+mod checkpoints;
 mod core;
 mod edge;
 mod gate;

@@ -1,0 +1,56 @@
+// End-to-end check of "Restore files" in Chromium against the release binary: two runs change files by shell
+// commands; restoring to before the second message (after the in-place confirmation) puts the files on disk back
+// as they were then, and leaves a file nobody's run touched alone.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { openChat, sendPrompt, serverForSuite } from './support.mjs';
+
+const SCRIPT = {
+  delayMs: 0,
+  turns: [
+    { toolCalls: [{ name: 'bash', arguments: { command: 'echo one > a.txt && echo keep > keep.txt' } }] },
+    { text: 'Wrote the files.' },
+    { toolCalls: [{ name: 'bash', arguments: { command: 'echo two > a.txt && echo new > b.txt && rm keep.txt' } }] },
+    { text: 'Changed the files.' },
+  ],
+};
+
+describe('chatwire restore files', () => {
+  const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
+
+  test('Restore files puts the workspace back as it was before a message', { timeout: 90_000 }, async (t) => {
+    const { page, check } = await openChat(t, suite.server);
+    const idle = () => page.locator('.sidebar__item--current .badge--idle').waitFor({ state: 'attached', timeout: 30_000 });
+    await sendPrompt(page, 'Write the files');
+    await page.getByText('Wrote the files.').waitFor({ timeout: 30_000 });
+    await idle();
+    await sendPrompt(page, 'Change the files');
+    await page.getByText('Changed the files.').waitFor({ timeout: 30_000 });
+    await idle();
+
+    const session = new URL(page.url()).pathname.split('/').pop();
+    const workspace = path.join(suite.server.dataDir, 'workspaces', session);
+    const read = (name) => fs.readFile(path.join(workspace, name), 'utf8').catch(() => null);
+    assert.equal(await read('a.txt'), 'two\n');
+    await fs.writeFile(path.join(workspace, 'mine.txt'), 'not the agent\'s');
+
+    const second = page.locator('[data-testid="transcript"] .message[data-role="user"]').nth(1);
+    await second.hover();
+    await second.getByRole('button', { name: 'Restore files' }).click();
+    // It asks first, in place; the confirming button has the focus.
+    const asking = second.getByRole('group', { name: 'Confirm restore' });
+    await asking.getByText('Put the files back as they were before this message?').waitFor();
+    await asking.getByRole('button', { name: 'Restore', exact: true }).click();
+    // The notice, or the problem line if the restore was refused: whichever comes says what happened.
+    const said = page.locator('[data-testid="notice"], .chat__problem').first();
+    await said.waitFor();
+    assert.match(await said.innerText(), /^Files restored: 1 file put back, 1 file removed, 1 file brought back\./);
+    assert.equal(await read('a.txt'), 'one\n');
+    assert.equal(await read('keep.txt'), 'keep\n');
+    assert.equal(await read('b.txt'), null);
+    assert.equal(await read('mine.txt'), 'not the agent\'s', 'a file no run touched is left alone');
+    check();
+  });
+});

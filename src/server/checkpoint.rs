@@ -1,0 +1,190 @@
+//! The sessions' side of workspace checkpoints (DESIGN §11): which checkpoint store a session's workspace has, the
+//! checkpoint taken before each run, and Restore.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::chat::{Chat, ChatError, new_id, now_ms};
+use crate::checkpoints::{Changes, Checkpoints, SkipReason};
+use crate::protocol::*;
+use crate::store::RunStatus;
+
+/// What the server notes of one run's checkpoints beside the shadow repository (`runs/<key>.json`): when its
+/// `before` was taken, and once the run ended, the paths it changed. Restore puts back only what runs changed.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RunNote {
+    /// Milliseconds since the epoch: orders the runs of every session sharing the workspace.
+    before_at: u64,
+    /// `None` until the run ended (a run whose server died never gets them).
+    changed: Option<Vec<String>>,
+}
+
+impl Chat {
+    /// The directory a session's runs work in: the shared `--workspace`, or one of its own under the data dir.
+    pub(super) fn workspace_of(&self, session_id: &str) -> PathBuf {
+        match &self.config.workspace {
+            Some(shared) => shared.clone(),
+            None => self.config.data_dir.join("workspaces").join(session_id),
+        }
+    }
+
+    /// The checkpoint store of the session's workspace, kept under the data dir (never in the workspace, so never
+    /// in the user's own `.git`); `None` when checkpoints are off.
+    fn checkpoints_of(&self, session_id: &str) -> Option<Arc<Checkpoints>> {
+        if self.config.checkpoint_file_limit == 0 {
+            return None;
+        }
+        let shadow = self.shadow_of(session_id);
+        let mut stores = self.checkpoints.lock().expect("the checkpoint stores' lock is never poisoned");
+        let store = stores.entry(shadow.clone()).or_insert_with(|| {
+            Arc::new(Checkpoints::new(shadow, self.workspace_of(session_id), self.config.checkpoint_file_limit))
+        });
+        Some(store.clone())
+    }
+
+    fn shadow_of(&self, session_id: &str) -> PathBuf {
+        match &self.config.workspace {
+            Some(_) => self.config.data_dir.join("checkpoints").join("shared-workspace"),
+            None => self.config.data_dir.join("checkpoints").join(session_id),
+        }
+    }
+
+    fn note_path(&self, session_id: &str, key: &str) -> PathBuf {
+        self.shadow_of(session_id).join("runs").join(format!("{key}.json"))
+    }
+
+    fn write_note(&self, session_id: &str, key: &str, note: &RunNote) {
+        let path = self.note_path(session_id, key);
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, serde_json::to_vec(note).expect("a note serializes")));
+        if let Err(error) = written {
+            tracing::warn!(session = %session_id, "noting the checkpoint {key} in {}: {error}", path.display());
+        }
+    }
+
+    fn notes(&self, session_id: &str) -> Vec<(String, RunNote)> {
+        let Ok(entries) = std::fs::read_dir(self.shadow_of(session_id).join("runs")) else { return Vec::new() };
+        entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| {
+                let key = entry.file_name().to_str()?.strip_suffix(".json")?.to_owned();
+                let note = serde_json::from_slice(&std::fs::read(entry.path()).ok()?).ok()?;
+                Some((key, note))
+            })
+            .collect()
+    }
+
+    /// Records the workspace's files as checkpoint `before/<key>`: `key` is the prompt's message id, so that Restore
+    /// finds it from the message. A run goes on without one if it fails (git missing, a disk error), and says so in
+    /// the server's log.
+    pub(super) async fn checkpoint_before(&self, session_id: &str, key: &str) {
+        let Some(store) = self.checkpoints_of(session_id) else { return };
+        match store.record(&format!("before/{key}")).await {
+            Ok(_) => self.write_note(session_id, key, &RunNote { before_at: now_ms(), changed: None }),
+            Err(error) => tracing::warn!(session = %session_id, "no checkpoint of the workspace before {key}: {error}"),
+        }
+    }
+
+    /// Records the files as the run left them (`after/<key>`) and what it changed; `None` without a `before`.
+    pub(super) async fn checkpoint_after(&self, session_id: &str, key: &str) -> Option<Changes> {
+        let store = self.checkpoints_of(session_id)?;
+        let before = format!("before/{key}");
+        if !store.exists(&before).await {
+            return None;
+        }
+        let after = format!("after/{key}");
+        let changes = match store.record(&after).await {
+            Ok(_) => store.changes(&before, &after).await,
+            Err(error) => Err(error),
+        };
+        match changes {
+            Ok(changes) => {
+                let mut note = self.notes_of(session_id, key).unwrap_or_default();
+                note.changed = Some(changes.files.iter().map(|file| file.path.clone()).collect());
+                self.write_note(session_id, key, &note);
+                Some(changes)
+            }
+            Err(error) => {
+                tracing::warn!(session = %session_id, "no record of what the run {key} changed: {error}");
+                None
+            }
+        }
+    }
+
+    fn notes_of(&self, session_id: &str, key: &str) -> Option<RunNote> {
+        serde_json::from_slice(&std::fs::read(self.note_path(session_id, key)).ok()?).ok()
+    }
+
+    /// The paths the runs from `key`'s on changed, all sessions on the workspace included; `None` when one of them
+    /// has no record of it (its server died), and everything changed since is then put back.
+    fn touched_since(&self, session_id: &str, key: &str) -> Option<BTreeSet<String>> {
+        let since = self.notes_of(session_id, key)?.before_at;
+        let mut touched = BTreeSet::new();
+        for (_, note) in self.notes(session_id).into_iter().filter(|(_, note)| note.before_at >= since) {
+            touched.extend(note.changed?);
+        }
+        Some(touched)
+    }
+
+    /// `POST /api/sessions/{id}/restore`: puts the workspace's files back as they were before `message_id` started
+    /// its run. Refused while a run is going; the state before the restore is kept as a checkpoint of its own.
+    pub async fn restore_files(
+        self: &Arc<Self>,
+        session_id: &str,
+        message_id: &str,
+    ) -> Result<RestoreResponse, ChatError> {
+        let live = self.live(session_id).await?;
+        let _one_at_a_time = live.sending.lock().await;
+        if live.active_run_id().is_some() {
+            return Err(ChatError::RestoreWhileRunning);
+        }
+        let name = format!("before/{message_id}");
+        let Some(store) = self.checkpoints_of(session_id) else {
+            return Err(ChatError::NoCheckpoint(message_id.to_owned()));
+        };
+        if !store.exists(&name).await {
+            return Err(ChatError::NoCheckpoint(message_id.to_owned()));
+        }
+        // Like a run, a restore holds the session's lease: no run of another instance starts under it.
+        let restore_id = new_id("restore");
+        let (_lease, _) = self.take_lease(&live, &restore_id).await.map_err(|error| match error {
+            ChatError::RunInProgress => ChatError::RestoreWhileRunning,
+            other => other,
+        })?;
+        let restored = match self.touched_since(session_id, message_id) {
+            Some(touched) => store.restore_touched(&name, &touched).await,
+            None => store.restore(&name).await,
+        };
+        let left_out = match &restored {
+            Ok(restored) => store.changes(&name, &restored.backup).await.map(|changes| changes.skipped),
+            Err(_) => Ok(Vec::new()),
+        };
+        if let Err(error) = self.store.finish_run(&restore_id, live.id(), RunStatus::Done, now_ms()).await {
+            tracing::error!(session = %session_id, "recording the end of a restore failed: {error}");
+        }
+        let restored = restored?;
+        let skipped = left_out?
+            .into_iter()
+            .map(|skipped| SkippedFile {
+                path: skipped.path,
+                reason: match skipped.reason {
+                    SkipReason::TooLarge { bytes } => format!("larger than the checkpoint limit ({bytes} bytes)"),
+                    SkipReason::Repository => "a git repository of its own".to_owned(),
+                },
+            })
+            .collect();
+        Ok(RestoreResponse {
+            changed: restored.changed,
+            removed: restored.removed,
+            recreated: restored.recreated,
+            backup: restored.backup,
+            skipped,
+        })
+    }
+}
