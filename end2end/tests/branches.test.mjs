@@ -58,6 +58,8 @@ describe('chatwire branches', () => {
     const last = messages.last();
     await last.hover();
     await last.getByRole('button', { name: 'Regenerate' }).click();
+    // It asks whether to put the files back first; this answer again keeps them as they are.
+    await last.getByRole('group', { name: 'Regenerate' }).getByRole('button', { name: 'Regenerate' }).click();
     await messages.last().getByTestId('versions').getByText('2/2').waitFor({ timeout: 30_000 });
     await idle();
     assert.equal(await messages.count(), 4, 'the question is not repeated');

@@ -53,4 +53,33 @@ describe('chatwire restore files', () => {
     assert.equal(await read('mine.txt'), 'not the agent\'s', 'a file no run touched is left alone');
     check();
   });
+
+  test('Regenerate can put the files back first', { timeout: 90_000 }, async (t) => {
+    const { page, check } = await openChat(t, suite.server);
+    const idle = () => page.locator('.sidebar__item--current .badge--idle').waitFor({ state: 'attached', timeout: 30_000 });
+    await sendPrompt(page, 'Write the files');
+    await page.getByText('Wrote the files.').waitFor({ timeout: 30_000 });
+    await idle();
+    await sendPrompt(page, 'Change the files');
+    await page.getByText('Changed the files.').waitFor({ timeout: 30_000 });
+    await idle();
+    const session = new URL(page.url()).pathname.split('/').pop();
+    const read = (name) => fs.readFile(path.join(suite.server.dataDir, 'workspaces', session, name), 'utf8').catch(() => null);
+    assert.equal(await read('b.txt'), 'new\n');
+
+    const answer = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').last();
+    await answer.hover();
+    await answer.getByRole('button', { name: 'Regenerate' }).click();
+    await answer.getByRole('group', { name: 'Regenerate' }).getByRole('button', { name: 'Restore files first' }).click();
+    await page.getByTestId('notice').getByText(/^Files restored: /).waitFor();
+    // The scripted model answers the second question again from a conversation of one answer: it plays its second
+    // turn, which changes no file, so the files stay as they were before the question.
+    const last = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').last();
+    await last.getByTestId('versions').getByText('2/2').waitFor({ timeout: 30_000 });
+    await idle();
+    assert.equal(await read('a.txt'), 'one\n');
+    assert.equal(await read('keep.txt'), 'keep\n');
+    assert.equal(await read('b.txt'), null);
+    check();
+  });
 });

@@ -133,6 +133,8 @@ pub struct PageRequests {
     pub show_branch: Callback<String>,
     /// Puts the workspace's files back as they were before a user message ran; `notice` says what changed.
     pub restore: Callback<String>,
+    /// Restores the files to before a message, then, if that worked, sends (an edit or a regeneration of it).
+    pub restore_then_send: Callback<(String, Outgoing)>,
 }
 
 /// What a restore did, in a sentence for the notice line: counts, and the files left alone by name (a few).

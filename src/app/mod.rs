@@ -40,6 +40,7 @@ fn connect(_state: PageState) -> PageRequests {
         open_hit: Callback::new(|_| {}),
         show_branch: Callback::new(|_| {}),
         restore: Callback::new(|_| {}),
+        restore_then_send: Callback::new(|_| {}),
     }
 }
 
@@ -233,26 +234,34 @@ fn ChatPage() -> impl IntoView {
 
 /// Edit, Regenerate and the version arrows of the transcript's messages, as sends and branch switches.
 fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>) -> MessageActions {
-    let rerun = move |text: String, kind: RerunKind, message_id: String| {
-        requests.send.run(Outgoing {
+    // `restore_before`: the message whose checkpoint the files go back to before the run, when asked to.
+    let rerun = move |text: String, kind: RerunKind, message_id: String, restore_before: bool| {
+        let outgoing = Outgoing {
             text,
             mode: state.mode.get_untracked(),
             plan_action: None,
             behavior: StreamingBehavior::Steer,
-            rerun: Some(Rerun { kind, message_id }),
-        })
+            rerun: Some(Rerun { kind, message_id: message_id.clone() }),
+        };
+        if restore_before {
+            requests.restore_then_send.run((message_id, outgoing));
+        } else {
+            requests.send.run(outgoing);
+        }
     };
     MessageActions {
         editing: RwSignal::new(None),
         last_message: Memo::new(move |_| state.chat.with(|chat| chat.messages.last().map(|m| m.id.clone()))).into(),
         busy,
         rerun_unavailable: state.rerun_unavailable.into(),
-        edit: Callback::new(move |(id, text): (String, String)| rerun(text, RerunKind::Edit, id)),
-        regenerate: Callback::new(move |answer: String| {
+        edit: Callback::new(move |(id, text, restore_first): (String, String, bool)| {
+            rerun(text, RerunKind::Edit, id, restore_first)
+        }),
+        regenerate: Callback::new(move |(answer, restore_first): (String, bool)| {
             // The answer's parent is the message it replied to.
             let asked = state.chat.with_untracked(|chat| chat.tree.parent(&answer).cloned().flatten());
             if let Some(asked) = asked {
-                rerun(String::new(), RerunKind::Regenerate, asked);
+                rerun(String::new(), RerunKind::Regenerate, asked, restore_first);
             }
         }),
         show_branch: requests.show_branch,

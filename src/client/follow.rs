@@ -333,15 +333,22 @@ pub async fn show_branch(page: Page, message_id: String) {
     }
 }
 
-/// Puts the workspace's files back as they were before `message_id` ran, and says what that changed.
-pub async fn restore_files(page: Page, message_id: String) {
+/// Puts the workspace's files back as they were before `message_id` ran, and says what that changed; true when
+/// it did.
+pub async fn restore_files(page: Page, message_id: String) -> bool {
     let state = page.state;
-    let Some(session_id) = state.session_id.get_untracked() else { return };
+    let Some(session_id) = state.session_id.get_untracked() else { return false };
     state.problem.set(None);
     state.notice.set(None);
     match api::restore_files(&session_id, &message_id).await {
-        Ok(restored) => state.notice.set(Some(crate::app::restore_summary(&restored))),
-        Err(error) => state.problem.set(Some(format!("The files were not restored: {error}"))),
+        Ok(restored) => {
+            state.notice.set(Some(crate::app::restore_summary(&restored)));
+            true
+        }
+        Err(error) => {
+            state.problem.set(Some(format!("The files were not restored: {error}")));
+            false
+        }
     }
 }
 

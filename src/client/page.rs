@@ -24,7 +24,18 @@ pub fn connect(state: PageState) -> PageRequests {
         open: Callback::new(move |session_id| follow::open(page, session_id)),
         send: Callback::new(move |outgoing| leptos::task::spawn_local(follow::send(page, outgoing))),
         show_branch: Callback::new(move |message_id| leptos::task::spawn_local(follow::show_branch(page, message_id))),
-        restore: Callback::new(move |message_id| leptos::task::spawn_local(follow::restore_files(page, message_id))),
+        restore: Callback::new(move |message_id| {
+            leptos::task::spawn_local(async move {
+                follow::restore_files(page, message_id).await;
+            })
+        }),
+        restore_then_send: Callback::new(move |(message_id, outgoing)| {
+            leptos::task::spawn_local(async move {
+                if follow::restore_files(page, message_id).await {
+                    follow::send(page, outgoing).await;
+                }
+            })
+        }),
         stop: Callback::new(move |()| {
             leptos::task::spawn_local(async move {
                 let Some(id) = state.session_id.get_untracked() else { return };

@@ -21,10 +21,12 @@ pub struct MessageActions {
     pub busy: Signal<bool>,
     /// Why this server cannot edit or regenerate (its runtime), if it cannot.
     pub rerun_unavailable: Signal<Option<String>>,
-    /// Runs the edited text of a user message: (message id, new text).
-    pub edit: Callback<(String, String)>,
-    /// Answers again the user message an answer replied to: (answer id).
-    pub regenerate: Callback<String>,
+    /// Runs the edited text of a user message: (message id, new text, put the files back as they were before the
+    /// message first).
+    pub edit: Callback<(String, String, bool)>,
+    /// Answers again the user message an answer replied to: (answer id, put the files back as they were before that
+    /// message first).
+    pub regenerate: Callback<(String, bool)>,
     /// Shows the branch through a sibling message: (its id).
     pub show_branch: Callback<String>,
     /// Puts the workspace's files back as they were before a user message ran: (its id).
@@ -153,22 +155,73 @@ fn RerunButton(id: String, role: Role, actions: MessageActions) -> impl IntoView
                 let id = id.clone();
                 move || actions.last_message.with(|last| last.as_deref() == Some(id.as_str()))
             };
-            let regenerate = move |_| actions.regenerate.run(id.clone());
             view! {
                 <Show when=is_last.clone()>
+                    <RegenerateButton id=id.clone() actions/>
+                </Show>
+            }
+            .into_any()
+        }
+    }
+}
+
+/// Regenerate on the last answer: it asks in place whether to keep the files as they are or put them back as they were
+/// before the question first (they may have changed since).
+#[component]
+fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
+    let reason = move || actions.rerun_unavailable.get();
+    let disabled = move || actions.busy.get() || reason().is_some();
+    let asking = RwSignal::new(false);
+    let regenerate = move |restore_first: bool| {
+        asking.set(false);
+        actions.regenerate.run((id.clone(), restore_first));
+    };
+    let (keep, restore) = (regenerate.clone(), regenerate);
+    view! {
+        <Show
+            when=move || asking.get()
+            fallback=move || {
+                view! {
                     <button
                         type="button"
                         class="message__regenerate"
                         title=reason
                         disabled=disabled
-                        on:click=regenerate.clone()
+                        on:click=move |_| asking.set(true)
                     >
                         "Regenerate"
                     </button>
-                </Show>
+                }
             }
-            .into_any()
-        }
+        >
+            <span class="message__confirm" role="group" aria-label="Regenerate">
+                <button
+                    type="button"
+                    class="button button--small button--primary"
+                    disabled=disabled
+                    on:click={
+                        let keep = keep.clone();
+                        move |_| keep(false)
+                    }
+                >
+                    "Regenerate"
+                </button>
+                <button
+                    type="button"
+                    class="button button--small"
+                    disabled=disabled
+                    on:click={
+                        let restore = restore.clone();
+                        move |_| restore(true)
+                    }
+                >
+                    "Restore files first"
+                </button>
+                <button type="button" class="button button--small" on:click=move |_| asking.set(false)>
+                    "Cancel"
+                </button>
+            </span>
+        </Show>
     }
 }
 
@@ -232,6 +285,7 @@ is undone; files no run touched, ignored files and files over the size limit sta
 #[component]
 fn MessageEditor(id: String, text: String, actions: MessageActions) -> impl IntoView {
     let draft = RwSignal::new(text);
+    let restore_first = RwSignal::new(false);
     let editor = NodeRef::<leptos::html::Textarea>::new();
     Effect::new(move |_| {
         if let Some(editor) = editor.get() {
@@ -245,7 +299,7 @@ fn MessageEditor(id: String, text: String, actions: MessageActions) -> impl Into
             return;
         }
         actions.editing.set(None);
-        actions.edit.run((id.clone(), text));
+        actions.edit.run((id.clone(), text, restore_first.get_untracked()));
     };
     let save_on_submit = save.clone();
     let on_keydown = move |event: KeyboardEvent| match event.key().as_str() {
@@ -277,6 +331,14 @@ fn MessageEditor(id: String, text: String, actions: MessageActions) -> impl Into
                 on:keydown=on_keydown
             ></textarea>
             <div class="message__edit-buttons">
+                <label class="message__edit-restore">
+                    <input
+                        type="checkbox"
+                        prop:checked=move || restore_first.get()
+                        on:change=move |event| restore_first.set(event_target_checked(&event))
+                    />
+                    "Put the files back as they were before this message first"
+                </label>
                 <button type="button" class="button" on:click=move |_| cancel()>
                     "Cancel"
                 </button>

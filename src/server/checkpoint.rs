@@ -85,7 +85,8 @@ impl Chat {
     /// the server's log.
     pub(super) async fn checkpoint_before(&self, session_id: &str, key: &str) {
         let Some(store) = self.checkpoints_of(session_id) else { return };
-        match store.record(&format!("before/{key}")).await {
+        let name = format!("before/{key}");
+        match off_the_clock(async move { store.record(&name).await }).await {
             Ok(_) => self.write_note(session_id, key, &RunNote { before_at: now_ms(), changed: None }),
             Err(error) => tracing::warn!(session = %session_id, "no checkpoint of the workspace before {key}: {error}"),
         }
@@ -94,15 +95,17 @@ impl Chat {
     /// Records the files as the run left them (`after/<key>`) and what it changed; `None` without a `before`.
     pub(super) async fn checkpoint_after(&self, session_id: &str, key: &str) -> Option<Changes> {
         let store = self.checkpoints_of(session_id)?;
-        let before = format!("before/{key}");
-        if !store.exists(&before).await {
-            return None;
-        }
-        let after = format!("after/{key}");
-        let changes = match store.record(&after).await {
-            Ok(_) => store.changes(&before, &after).await,
-            Err(error) => Err(error),
-        };
+        let (before, after) = (format!("before/{key}"), format!("after/{key}"));
+        let changes = off_the_clock(async move {
+            if !store.exists(&before).await {
+                return None;
+            }
+            Some(match store.record(&after).await {
+                Ok(_) => store.changes(&before, &after).await,
+                Err(error) => Err(error),
+            })
+        })
+        .await?;
         match changes {
             Ok(changes) => {
                 let mut note = self.notes_of(session_id, key).unwrap_or_default();
@@ -148,7 +151,11 @@ impl Chat {
         let Some(store) = self.checkpoints_of(session_id) else {
             return Err(ChatError::NoCheckpoint(message_id.to_owned()));
         };
-        if !store.exists(&name).await {
+        let exists = {
+            let (store, name) = (store.clone(), name.clone());
+            off_the_clock(async move { store.exists(&name).await }).await
+        };
+        if !exists {
             return Err(ChatError::NoCheckpoint(message_id.to_owned()));
         }
         // Like a run, a restore holds the session's lease: no run of another instance starts under it.
@@ -157,14 +164,19 @@ impl Chat {
             ChatError::RunInProgress => ChatError::RestoreWhileRunning,
             other => other,
         })?;
-        let restored = match self.touched_since(session_id, message_id) {
-            Some(touched) => store.restore_touched(&name, &touched).await,
-            None => store.restore(&name).await,
-        };
-        let left_out = match &restored {
-            Ok(restored) => store.changes(&name, &restored.backup).await.map(|changes| changes.skipped),
-            Err(_) => Ok(Vec::new()),
-        };
+        let touched = self.touched_since(session_id, message_id);
+        let (restored, left_out) = off_the_clock(async move {
+            let restored = match touched {
+                Some(touched) => store.restore_touched(&name, &touched).await,
+                None => store.restore(&name).await,
+            };
+            let left_out = match &restored {
+                Ok(restored) => store.changes(&name, &restored.backup).await.map(|changes| changes.skipped),
+                Err(_) => Ok(Vec::new()),
+            };
+            (restored, left_out)
+        })
+        .await;
         if let Err(error) = self.store.finish_run(&restore_id, live.id(), RunStatus::Done, now_ms()).await {
             tracing::error!(session = %session_id, "recording the end of a restore failed: {error}");
         }
@@ -187,4 +199,12 @@ impl Chat {
             skipped,
         })
     }
+}
+
+/// Runs checkpoint work (git processes) on a blocking thread. Git takes real time whatever the clock says, and tokio
+/// does not move a paused test clock on while blocking work is in flight: awaited on the runtime itself, every timer
+/// due (keepalives, leases) would fire while git runs.
+async fn off_the_clock<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> T {
+    let runtime = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || runtime.block_on(work)).await.expect("checkpoint work does not panic")
 }
