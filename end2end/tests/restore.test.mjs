@@ -20,8 +20,8 @@ const SCRIPT = {
 describe('chatwire restore files', () => {
   const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
 
-  test('Restore files puts the workspace back as it was before a message', { timeout: 90_000 }, async (t) => {
-    const { page, check } = await openChat(t, suite.server);
+  /** Sends both prompts of the script, each run to its end; the session's workspace on disk and a wait for idle. */
+  async function runBoth(page) {
     const idle = () => page.locator('.sidebar__item--current .badge--idle').waitFor({ state: 'attached', timeout: 30_000 });
     await sendPrompt(page, 'Write the files');
     await page.getByText('Wrote the files.').waitFor({ timeout: 30_000 });
@@ -29,9 +29,14 @@ describe('chatwire restore files', () => {
     await sendPrompt(page, 'Change the files');
     await page.getByText('Changed the files.').waitFor({ timeout: 30_000 });
     await idle();
-
     const session = new URL(page.url()).pathname.split('/').pop();
-    const workspace = path.join(suite.server.dataDir, 'workspaces', session);
+    return { idle, workspace: path.join(suite.server.dataDir, 'workspaces', session) };
+  }
+
+  test('Restore files puts the workspace back as it was before a message', { timeout: 90_000 }, async (t) => {
+    const { page, check } = await openChat(t, suite.server);
+    const { workspace } = await runBoth(page);
+
     const read = (name) => fs.readFile(path.join(workspace, name), 'utf8').catch(() => null);
     assert.equal(await read('a.txt'), 'two\n');
     await fs.writeFile(path.join(workspace, 'mine.txt'), 'not the agent\'s');
@@ -56,15 +61,8 @@ describe('chatwire restore files', () => {
 
   test('Regenerate can put the files back first', { timeout: 90_000 }, async (t) => {
     const { page, check } = await openChat(t, suite.server);
-    const idle = () => page.locator('.sidebar__item--current .badge--idle').waitFor({ state: 'attached', timeout: 30_000 });
-    await sendPrompt(page, 'Write the files');
-    await page.getByText('Wrote the files.').waitFor({ timeout: 30_000 });
-    await idle();
-    await sendPrompt(page, 'Change the files');
-    await page.getByText('Changed the files.').waitFor({ timeout: 30_000 });
-    await idle();
-    const session = new URL(page.url()).pathname.split('/').pop();
-    const read = (name) => fs.readFile(path.join(suite.server.dataDir, 'workspaces', session, name), 'utf8').catch(() => null);
+    const { idle, workspace } = await runBoth(page);
+    const read = (name) => fs.readFile(path.join(workspace, name), 'utf8').catch(() => null);
     assert.equal(await read('b.txt'), 'new\n');
 
     const answer = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').last();

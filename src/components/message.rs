@@ -176,7 +176,6 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
         asking.set(false);
         actions.regenerate.run((id.clone(), restore_first));
     };
-    let (keep, restore) = (regenerate.clone(), regenerate);
     view! {
         <Show
             when=move || asking.get()
@@ -200,8 +199,8 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
                     class="button button--small button--primary"
                     disabled=disabled
                     on:click={
-                        let keep = keep.clone();
-                        move |_| keep(false)
+                        let regenerate = regenerate.clone();
+                        move |_| regenerate(false)
                     }
                 >
                     "Regenerate"
@@ -211,8 +210,8 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
                     class="button button--small"
                     disabled=disabled
                     on:click={
-                        let restore = restore.clone();
-                        move |_| restore(true)
+                        let regenerate = regenerate.clone();
+                        move |_| regenerate(true)
                     }
                 >
                     "Restore files first"

@@ -11,7 +11,7 @@ use super::seam::{
 };
 use super::tools::Workspace;
 use crate::chat_state::ChatSnapshot;
-use crate::protocol::{ChatMessagePart, Role};
+use crate::protocol::Role;
 
 pub struct AgentRuntime {
     models: Arc<ModelCatalog>,
@@ -78,15 +78,7 @@ impl RuntimeSession for AgentSession {
 fn conversation_from(snapshot: &ChatSnapshot) -> Conversation {
     let mut conversation = Conversation::default();
     for message in &snapshot.messages {
-        let text: String = message
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                ChatMessagePart::Text(text) => Some(text.text.as_str()),
-                ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n\n");
+        let text = message.text();
         if text.is_empty() {
             continue;
         }

@@ -74,8 +74,7 @@ impl Chat {
             .filter_map(Result::ok)
             .filter_map(|entry| {
                 let key = entry.file_name().to_str()?.strip_suffix(".json")?.to_owned();
-                let note = serde_json::from_slice(&std::fs::read(entry.path()).ok()?).ok()?;
-                Some((key, note))
+                Some((key, read_note(&entry.path())?))
             })
             .collect()
     }
@@ -121,7 +120,7 @@ impl Chat {
     }
 
     fn notes_of(&self, session_id: &str, key: &str) -> Option<RunNote> {
-        serde_json::from_slice(&std::fs::read(self.note_path(session_id, key)).ok()?).ok()
+        read_note(&self.note_path(session_id, key))
     }
 
     /// The paths the runs from `key`'s on changed, all sessions on the workspace included; `None` when one of them
@@ -199,6 +198,11 @@ impl Chat {
             skipped,
         })
     }
+}
+
+/// A run's note; `None` when it is missing or unreadable (a run without a record of its changes).
+fn read_note(path: &std::path::Path) -> Option<RunNote> {
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
 /// Runs checkpoint work (git processes) on a blocking thread. Git takes real time whatever the clock says, and tokio

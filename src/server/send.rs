@@ -42,10 +42,8 @@ impl Chat {
         let _one_at_a_time = live.sending.lock().await;
         let body_hash = body_hash(&request);
         // A retry is answered from what its first send made, whatever the session does now.
-        if let Some(request_id) = &request.request_id
-            && let Some(taken) = self.store.request(request_id).await?
-        {
-            return attach(request_id, &taken, &request.session_id, &body_hash);
+        if let Some(tail) = self.claimed(&request, &body_hash).await? {
+            return Ok(tail);
         }
         // From the store, not this instance's view of it: another instance may have appended a moment ago.
         let Some(after) = self.store.last_seq(live.id()).await? else {
@@ -127,12 +125,16 @@ impl Chat {
     /// A send that finds a run going is refused, unless that run is the one its own request id made: a twin of this
     /// send on another instance claimed the id and started the run after this send first looked.
     async fn refuse_unless_claimed(&self, request: &ChatRequest, body_hash: &str) -> Result<Tail, ChatError> {
-        if let Some(request_id) = &request.request_id
-            && let Some(taken) = self.store.request(request_id).await?
-        {
-            return attach(request_id, &taken, &request.session_id, body_hash);
+        self.claimed(request, body_hash).await?.ok_or(ChatError::RunInProgress)
+    }
+
+    /// The run an earlier send with this request's id made, if one did (422 for the id with another body).
+    async fn claimed(&self, request: &ChatRequest, body_hash: &str) -> Result<Option<Tail>, ChatError> {
+        let Some(request_id) = &request.request_id else { return Ok(None) };
+        match self.store.request(request_id).await? {
+            Some(taken) => attach(request_id, &taken, &request.session_id, body_hash).map(Some),
+            None => Ok(None),
         }
-        Err(ChatError::RunInProgress)
     }
 
     /// Queues the message into the active run; false when that run has already decided to stop.

@@ -49,6 +49,18 @@ fn switch(seq: Seq, last: &str) -> ChatFrame {
     ChatFrame::Branch(BranchFrame { seq: Some(seq), message_id: last.into() })
 }
 
+fn summary(last_seq: Seq) -> SessionSummary {
+    SessionSummary {
+        session_id: "s".into(),
+        title: "t".into(),
+        created_at: 0,
+        updated_at: 0,
+        status: SessionStatus::Idle,
+        message_count: 0,
+        last_seq,
+    }
+}
+
 fn reduce(frames: &[ChatFrame]) -> ChatSnapshot {
     let mut snapshot = ChatSnapshot::default();
     for frame in frames {
@@ -205,16 +217,7 @@ fn the_detail_of_a_branched_session_rebuilds_the_same_tree() {
         switch(12, "a2"),
     ]);
     let s = reduce(&frames);
-    let summary = SessionSummary {
-        session_id: "s".into(),
-        title: "t".into(),
-        created_at: 0,
-        updated_at: 0,
-        status: SessionStatus::Idle,
-        message_count: 0,
-        last_seq: s.last_seq,
-    };
-    let detail = s.to_detail(summary);
+    let detail = s.to_detail(summary(s.last_seq));
     let json = serde_json::to_string(&detail).unwrap();
     let rebuilt = ChatSnapshot::from_detail(serde_json::from_str(&json).unwrap());
     assert_eq!(rebuilt.tree, s.tree);
@@ -230,14 +233,5 @@ fn the_detail_of_a_branched_session_rebuilds_the_same_tree() {
 #[test]
 fn a_session_without_branches_sends_no_tree() {
     let s = reduce(&two_runs());
-    let summary = SessionSummary {
-        session_id: "s".into(),
-        title: "t".into(),
-        created_at: 0,
-        updated_at: 0,
-        status: SessionStatus::Idle,
-        message_count: 0,
-        last_seq: 6,
-    };
-    assert_eq!(s.to_detail(summary).branches, None);
+    assert_eq!(s.to_detail(summary(6)).branches, None);
 }

@@ -68,6 +68,30 @@ async fn chat_with(script: &str, dir: &std::path::Path, keepalive: Duration) -> 
     chat_on(script, dir, keepalive, |models| Arc::new(AgentRuntime::new(models))).await
 }
 
+/// A plain send of `message` to the session: no request id, mode, model, queueing or rerun.
+pub fn chat_request(session_id: &str, message: &str) -> crate::protocol::ChatRequest {
+    crate::protocol::ChatRequest {
+        session_id: session_id.into(),
+        message: message.into(),
+        request_id: None,
+        mode: None,
+        plan_action: None,
+        model: None,
+        streaming_behavior: None,
+        attachments: None,
+        rerun: None,
+    }
+}
+
+/// Waits (up to 20 s) until the session has no run in progress.
+pub async fn until_idle(live: &crate::server::chat::SessionLive) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while live.active_run_id().is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "the session's runs never ended");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// The scripted models of `script`, for a runtime the test builds itself.
 pub fn scripted_models(script: &str) -> Arc<ModelCatalog> {
     let provider = Arc::new(ScriptedProvider::new(Script::parse(script).expect("the test's script parses")));

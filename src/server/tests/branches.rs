@@ -1,11 +1,9 @@
 //! Edit, regenerate and branch switches through the chat core and the route (DESIGN §11): what the log records,
 //! what the runtime is given, and what is refused.
 
-use std::time::Duration;
-
 use axum::http::StatusCode;
 
-use super::app::{TestApp, chat_playing, json_body, post};
+use super::app::{TestApp, chat_playing, chat_request, json_body, post, until_idle};
 use crate::protocol::*;
 use crate::server::chat::{Chat, ChatError};
 
@@ -15,17 +13,7 @@ const COUNTING: &str =
     r#"{"delayMs": 1, "turns": [{"text": "saw 0"}, {"text": "saw 1"}, {"text": "saw 2"}, {"text": "saw 3"}]}"#;
 
 fn send(session_id: &str, message: &str, rerun: Option<Rerun>) -> ChatRequest {
-    ChatRequest {
-        session_id: session_id.into(),
-        message: message.into(),
-        request_id: None,
-        mode: None,
-        plan_action: None,
-        model: None,
-        streaming_behavior: None,
-        attachments: None,
-        rerun,
-    }
+    ChatRequest { rerun, ..chat_request(session_id, message) }
 }
 
 fn edit(message_id: &str) -> Option<Rerun> {
@@ -40,12 +28,7 @@ fn regenerate(message_id: &str) -> Option<Rerun> {
 async fn run(chat: &std::sync::Arc<Chat>, request: ChatRequest) -> SessionDetail {
     let session = request.session_id.clone();
     chat.send(request).await.expect("the send starts a run");
-    let live = chat.live(&session).await.unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while live.active_run_id().is_some() {
-        assert!(tokio::time::Instant::now() < deadline, "the run never ended");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    until_idle(&chat.live(&session).await.unwrap()).await;
     chat.detail(&session).await.unwrap()
 }
 
@@ -137,10 +120,7 @@ async fn a_rerun_names_a_user_message_of_the_session_and_waits_for_the_run() {
     assert!(matches!(switch, Err(ChatError::SessionBusy)), "{switch:?}");
 
     chat.abort(&session).await.unwrap();
-    let live = chat.live(&session).await.unwrap();
-    while live.active_run_id().is_some() {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    until_idle(&chat.live(&session).await.unwrap()).await;
     let answer = chat.detail(&session).await.unwrap().messages[1].id.clone();
     let not_user = chat.send(send(&session, "x", edit(&answer))).await.map(|_| ());
     assert!(matches!(not_user, Err(ChatError::NotAUserMessage(_))), "{not_user:?}");

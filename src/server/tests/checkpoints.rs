@@ -2,9 +2,8 @@
 //! putting the workspace back as it was before a message, whatever tool changed it.
 
 use std::path::Path;
-use std::time::Duration;
 
-use super::app::chat_playing;
+use super::app::{chat_playing, chat_request, until_idle};
 use crate::protocol::*;
 use crate::server::chat::{Chat, ChatError};
 
@@ -16,28 +15,9 @@ const SHELL: &str = r#"{"delayMs": 1, "turns": [
   {"text": "Changed them."}
 ]}"#;
 
-fn send(session_id: &str, message: &str) -> ChatRequest {
-    ChatRequest {
-        session_id: session_id.into(),
-        message: message.into(),
-        request_id: None,
-        mode: None,
-        plan_action: None,
-        model: None,
-        streaming_behavior: None,
-        attachments: None,
-        rerun: None,
-    }
-}
-
 async fn run(chat: &std::sync::Arc<Chat>, session: &str, message: &str) -> String {
-    chat.send(send(session, message)).await.expect("the send starts a run");
-    let live = chat.live(session).await.unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while live.active_run_id().is_some() {
-        assert!(tokio::time::Instant::now() < deadline, "the run never ended");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    chat.send(chat_request(session, message)).await.expect("the send starts a run");
+    until_idle(&chat.live(session).await.unwrap()).await;
     let detail = chat.detail(session).await.unwrap();
     detail.messages.iter().rev().find(|m| m.role == Role::User).map(|m| m.id.clone()).unwrap()
 }
@@ -108,7 +88,7 @@ async fn restore_is_refused_while_a_run_is_going_and_for_a_message_without_a_che
     let session = chat.create_session(None).await.unwrap().session_id;
     let unknown = chat.restore_files(&session, "msg-nope").await.map(|_| ());
     assert!(matches!(unknown, Err(ChatError::NoCheckpoint(_))), "{unknown:?}");
-    chat.send(send(&session, "one")).await.unwrap();
+    chat.send(chat_request(&session, "one")).await.unwrap();
     let asked = chat.detail(&session).await.unwrap().messages[0].id.clone();
     let busy = chat.restore_files(&session, &asked).await.map(|_| ());
     assert!(matches!(busy, Err(ChatError::RestoreWhileRunning)), "{busy:?}");

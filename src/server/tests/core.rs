@@ -3,34 +3,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::app::{chat_on, chat_playing};
+use super::app::{chat_on, chat_playing, chat_request, until_idle};
 use super::gate::GatedRuntime;
 use crate::protocol::*;
 use crate::runtime::builtin::AgentRuntime;
-use crate::server::chat::{Chat, ChatError, SessionLive};
+use crate::server::chat::{Chat, ChatError};
 use crate::store::{Append, RequestClaim, RequestRecord, RunStatus, SqliteStore, Store};
 
 fn request(session_id: &str, message: &str, streaming_behavior: Option<StreamingBehavior>) -> ChatRequest {
-    ChatRequest {
-        session_id: session_id.into(),
-        message: message.into(),
-        request_id: None,
-        mode: None,
-        plan_action: None,
-        model: None,
-        streaming_behavior,
-        attachments: None,
-        rerun: None,
-    }
-}
-
-/// Waits (up to 20 s) until the session has no run in progress.
-async fn until_idle(live: &SessionLive) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while live.active_run_id().is_some() {
-        assert!(tokio::time::Instant::now() < deadline, "the session's runs never ended");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    ChatRequest { streaming_behavior, ..chat_request(session_id, message) }
 }
 
 fn user_texts(detail: &SessionDetail) -> Vec<String> {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::app::chat_over;
+use super::app::{chat_over, chat_request};
 use crate::protocol::*;
 use crate::runtime::builtin::AgentRuntime;
 use crate::server::chat::Chat;
@@ -26,17 +26,7 @@ async fn two_instances(dir: &std::path::Path) -> (Arc<Chat>, Arc<Chat>) {
 }
 
 fn send(session_id: &str) -> ChatRequest {
-    ChatRequest {
-        session_id: session_id.into(),
-        message: "go".into(),
-        request_id: None,
-        streaming_behavior: None,
-        mode: None,
-        plan_action: None,
-        model: None,
-        attachments: None,
-        rerun: None,
-    }
+    chat_request(session_id, "go")
 }
 
 async fn kinds(chat: &Chat, session: &str) -> Vec<String> {
