@@ -26,8 +26,29 @@ pub struct SessionSetup {
     pub workspace: PathBuf,
     /// The transcript so far, for a runtime that keeps the model's view of the conversation itself.
     pub transcript: ChatSnapshot,
-    /// The runtime's own file of the conversation that the session's log last named (pi's session file).
+    /// The runtime's own file of the branch the run goes on (pi's session file), as the session's log named it.
     pub session_file: Option<String>,
+    /// How much of `session_file` the run starts from.
+    pub start: ConversationStart,
+}
+
+/// How much of its conversation file a runtime that keeps one (pi) starts from. A runtime that takes its
+/// conversation from `SessionSetup::transcript` finds the same cut made there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ConversationStart {
+    /// All of it: the branch goes on.
+    #[default]
+    Whole,
+    /// What came before one of its user messages: an edit or a regeneration of that message.
+    BeforeUserMessage(UserMessageAt),
+}
+
+/// A user message of the conversation, by its place among the user messages (steers and follow-ups count), and its
+/// text, which confirms the place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserMessageAt {
+    pub index: usize,
+    pub text: String,
 }
 
 /// One run as the user asked for it.
@@ -69,8 +90,8 @@ pub trait Runtime: Send + Sync + 'static {
 
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError>;
 
-    /// Why this runtime cannot run an edit or a regeneration, if it cannot: those runs need a runtime that takes
-    /// its conversation from `SessionSetup::transcript`.
+    /// Why this runtime cannot run an edit or a regeneration, if it cannot: those runs start from part of the
+    /// conversation (`SessionSetup::start`).
     fn rerun_unsupported(&self) -> Option<&'static str>;
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::chat::{Chat, ChatError, new_id};
 use super::sessions::SessionLive;
 use crate::protocol::*;
+use crate::runtime::seam::{ConversationStart, UserMessageAt};
 use crate::store::RunStatus;
 
 /// What an edit or a regeneration runs on.
@@ -16,6 +17,10 @@ pub(super) struct RerunPlan {
     pub context: Vec<ChatMessage>,
     /// For a regeneration, the text of the message answered again: the run's prompt, not logged a second time.
     pub answered_again: Option<String>,
+    /// The runtime's file of the branch the message is on, and the message's place in it: a runtime that keeps
+    /// its own conversation (pi) goes back to just before that message.
+    pub session_file: Option<String>,
+    pub start: ConversationStart,
 }
 
 impl Chat {
@@ -23,7 +28,8 @@ impl Chat {
         if let Some(why) = self.runtime.rerun_unsupported() {
             return Err(ChatError::CannotBranch(why));
         }
-        let snapshot = self.sessions.transcript(live).await?.snapshot;
+        let kept = self.sessions.transcript(live).await?;
+        let snapshot = &kept.snapshot;
         let id = rerun.message_id.as_str();
         let message = snapshot.any_message(id).ok_or_else(|| ChatError::UnknownMessage(id.to_owned()))?;
         if message.role != Role::User {
@@ -31,12 +37,26 @@ impl Chat {
         }
         let parent = snapshot.tree.parent(id).cloned().flatten();
         let context = snapshot.branch_messages(parent.as_deref());
+        let at = UserMessageAt {
+            index: context.iter().filter(|earlier| earlier.role == Role::User).count(),
+            text: message.text(),
+        };
+        let session_file = kept.runtime_files.through(snapshot, Some(&snapshot.tree.leaf_from(id)));
+        let start = ConversationStart::BeforeUserMessage(at);
         Ok(match rerun.kind {
-            RerunKind::Edit => RerunPlan { branch: BranchPoint { parent_id: parent }, context, answered_again: None },
+            RerunKind::Edit => RerunPlan {
+                branch: BranchPoint { parent_id: parent },
+                context,
+                answered_again: None,
+                session_file,
+                start,
+            },
             RerunKind::Regenerate => RerunPlan {
                 branch: BranchPoint { parent_id: Some(id.to_owned()) },
                 context,
                 answered_again: Some(message.text()),
+                session_file,
+                start,
             },
         })
     }

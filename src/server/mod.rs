@@ -15,6 +15,7 @@ pub mod listener;
 pub(crate) mod purge;
 mod relay;
 mod run;
+mod runtime_files;
 pub mod security;
 mod send;
 mod sessions;

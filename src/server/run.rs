@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use super::branch::RerunPlan;
 use super::chat::{Chat, ChatError, new_id, now_ms};
 use super::sessions::{ActiveRun, SessionLive};
 use crate::chat_state::ChatSnapshot;
@@ -15,7 +16,7 @@ use crate::protocol::*;
 use crate::runtime::RuntimeSession;
 use crate::runtime::agent::{RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
-use crate::runtime::seam::{RunEnd, RunRequest, RuntimeError, SessionSetup};
+use crate::runtime::seam::{ConversationStart, RunEnd, RunRequest, RuntimeError, SessionSetup};
 use crate::store::{Lease, RunStart, RunStatus, StoreError};
 
 /// The part of a session only its run touches: the mapper that makes its frames, and the runtime's side of it.
@@ -58,8 +59,7 @@ impl Chat {
             *runtime = None;
         }
         if runtime.is_none() {
-            let context = rerun.as_ref().map(|plan| plan.context.clone());
-            match self.load_runtime(live, context).await {
+            match self.load_runtime(live, rerun.as_ref()).await {
                 Ok(loaded) => *runtime = Some(loaded),
                 Err(error) => {
                     self.give_up_lease(live, &run_id).await;
@@ -150,25 +150,30 @@ impl Chat {
         }
     }
 
-    /// Opens the runtime's side of the session on the shown branch, or on `context` (the conversation before a
-    /// rerun).
-    async fn load_runtime(
-        &self,
-        live: &SessionLive,
-        context: Option<Vec<ChatMessage>>,
-    ) -> Result<SessionRuntime, ChatError> {
+    /// Opens the runtime's side of the session on the shown branch, or on the conversation before a rerun.
+    async fn load_runtime(&self, live: &SessionLive, rerun: Option<&RerunPlan>) -> Result<SessionRuntime, ChatError> {
         let workspace = self.workspace_of(live.id());
         let kept = self.sessions.transcript(live).await?;
         warn_of_missing_files(live.id(), &workspace, &kept);
         std::fs::create_dir_all(&workspace)
             .map_err(|source| ChatError::Workspace { path: workspace.display().to_string(), source })?;
         let seen_seq = kept.snapshot.last_seq;
-        let mut transcript = kept.snapshot;
-        if let Some(context) = context {
-            transcript = ChatSnapshot::of_messages(context, transcript.last_seq);
-        }
-        let setup =
-            SessionSetup { session_id: live.id().to_owned(), workspace, transcript, session_file: kept.session_file };
+        let setup = match rerun {
+            Some(plan) => SessionSetup {
+                session_id: live.id().to_owned(),
+                workspace,
+                transcript: ChatSnapshot::of_messages(plan.context.clone(), seen_seq),
+                session_file: plan.session_file.clone(),
+                start: plan.start.clone(),
+            },
+            None => SessionSetup {
+                session_id: live.id().to_owned(),
+                workspace,
+                session_file: kept.runtime_files.shown(&kept.snapshot),
+                transcript: kept.snapshot,
+                start: ConversationStart::Whole,
+            },
+        };
         let runtime = self.runtime.open_session(setup).map_err(|error| match error {
             RuntimeError::Workspace { path, source } => ChatError::Workspace { path, source },
         })?;
@@ -189,7 +194,8 @@ fn warn_of_missing_files(session_id: &str, workspace: &std::path::Path, kept: &s
              (README, \"Running several instances\")"
         );
     }
-    if let Some(file) = kept.session_file.as_deref().filter(|file| !std::path::Path::new(file).exists()) {
+    let shown = kept.runtime_files.shown(&kept.snapshot);
+    if let Some(file) = shown.as_deref().filter(|file| !std::path::Path::new(file).exists()) {
         tracing::warn!(
             session = %session_id,
             file,

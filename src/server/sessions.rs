@@ -8,6 +8,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::chat::{ChatError, now_ms};
 use super::run::SessionRuntime;
+use super::runtime_files::RuntimeFiles;
 use crate::chat_state::{ChatSnapshot, apply};
 use crate::protocol::*;
 use crate::runtime::agent::RunControl;
@@ -42,22 +43,14 @@ pub struct SessionLive {
 #[derive(Debug, Clone, Default)]
 pub(super) struct Kept {
     pub snapshot: ChatSnapshot,
-    /// The runtime's file of the conversation the log last named (a `start` or `done` frame's `sessionFile`).
-    pub session_file: Option<String>,
+    /// The runtime's files of the conversation, by branch.
+    pub runtime_files: RuntimeFiles,
 }
 
 impl Kept {
     fn apply(&mut self, frame: &ChatFrame) {
-        self.note_session_file(frame);
         apply(&mut self.snapshot, frame);
-    }
-
-    fn note_session_file(&mut self, frame: &ChatFrame) {
-        if let ChatFrame::Start(StartFrame { session_file: Some(file), .. })
-        | ChatFrame::Done(DoneFrame { session_file: Some(file), .. }) = frame
-        {
-            self.session_file = Some(file.clone());
-        }
+        self.runtime_files.note(frame, &self.snapshot);
     }
 }
 
@@ -260,7 +253,7 @@ impl SessionRegistry {
                     live.bump(last.logged.seq);
                 }
                 for frame in &appended {
-                    kept.note_session_file(&frame.frame);
+                    kept.runtime_files.note(&frame.frame, &kept.snapshot);
                 }
                 Ok(ends_run.is_some())
             }

@@ -175,3 +175,123 @@ async fn real_pi_runs_tools_stops_and_steers() {
     let resumed_request = model.body(6).to_string();
     assert!(resumed_request.contains("Write hello.txt with bash"), "{resumed_request}");
 }
+
+/// The texts of the messages a model request carried, in order, by role.
+fn sent_messages(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user" || message["role"] == "assistant")
+        .map(|message| {
+            let content = &message["content"];
+            let text = match content.as_str() {
+                Some(text) => text.to_owned(),
+                None => content.as_array().into_iter().flatten().filter_map(|part| part["text"].as_str()).collect(),
+            };
+            format!("{}: {text}", message["role"].as_str().unwrap())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_pi_edits_regenerates_and_switches_branches_through_its_own_forks() {
+    let pi = pi_executable();
+    let replies = ["answer one", "answer two", "answer three", "answer four", "answer five", "answer six"];
+    let model = FakeServer::start(replies.iter().map(|text| Reply::Sse(openai_text(text))).collect(), "/v1").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, agent_dir) = (dir.path().join("home"), dir.path().join("pi-agent"));
+    std::fs::create_dir_all(&home).unwrap();
+    configure_pi(&agent_dir, &model.base_url);
+    let pi_command = format!("{} --offline", pi.display());
+    let script = script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#);
+    let server = Server::start_with_env(
+        &dir.path().join("data"),
+        &script,
+        &["--runtime", "pi", "--pi-command", &pi_command],
+        &[
+            ("HOME", home.to_str().unwrap()),
+            ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
+            ("PI_OFFLINE", "1"),
+            ("PI_TELEMETRY", "0"),
+        ],
+    );
+    let models: Value = server.get("/api/models").send().await.unwrap().json().await.unwrap();
+    assert!(models.get("rerunUnavailable").is_none(), "pi offers edit and regenerate: {models}");
+    let session = server.new_session().await;
+    // Runs a request to its end; the lines of the run.
+    let run = |body: Value| {
+        let request = server.post("/api/chat", &body).send();
+        async move { Lines::new(request.await.unwrap()).rest(WAIT).await }
+    };
+    let prompt_id = |lines: &[String], text: &str| {
+        lines
+            .iter()
+            .map(|line| frame(line))
+            .find(|value| value["type"] == "message" && value["message"]["parts"][0]["text"] == text)
+            .map(|value| value["message"]["id"].as_str().unwrap().to_owned())
+            .expect("the prompt is logged")
+    };
+    let ended_well = |lines: &[String]| {
+        assert_eq!(kind(lines.last().unwrap()), "done", "{lines:#?}");
+        frame(&lines[0])["sessionFile"].as_str().expect("the run names pi's session file").to_owned()
+    };
+
+    let first = run(json!({"sessionId": session, "message": "first question"})).await;
+    let first_file = ended_well(&first);
+    let first_id = prompt_id(&first, "first question");
+    let second = run(json!({"sessionId": session, "message": "second question"})).await;
+    assert_eq!(ended_well(&second), first_file);
+    let second_id = prompt_id(&second, "second question");
+
+    // Edit the second question: pi forks before it, and the model sees the first exchange and the new text only.
+    let edit =
+        json!({"sessionId": session, "message": "second, edited", "rerun": {"kind": "edit", "messageId": second_id}});
+    let edited = run(edit).await;
+    let edited_file = ended_well(&edited);
+    assert_ne!(edited_file, first_file, "the edit works on a fork of pi's session file");
+    assert_eq!(
+        sent_messages(&model.body(2)),
+        ["user: first question", "assistant: answer one", "user: second, edited"]
+    );
+    let original = std::fs::read_to_string(&first_file).unwrap();
+    assert!(
+        original.contains("second question") && !original.contains("second, edited"),
+        "the old branch's file is kept"
+    );
+    let edited_id = prompt_id(&edited, "second, edited");
+
+    // Regenerate the answer to the edit: once more from just before that message, which is sent once.
+    let regenerate =
+        json!({"sessionId": session, "message": "", "rerun": {"kind": "regenerate", "messageId": edited_id}});
+    let regenerated = run(regenerate).await;
+    ended_well(&regenerated);
+    assert_eq!(
+        sent_messages(&model.body(3)),
+        ["user: first question", "assistant: answer one", "user: second, edited"]
+    );
+
+    // Back to the original second question: the next prompt continues pi's file of that branch.
+    let switched =
+        server.post(&format!("/api/sessions/{session}/branch"), &json!({"messageId": second_id})).send().await;
+    assert_eq!(switched.unwrap().status(), 200);
+    let third = run(json!({"sessionId": session, "message": "third question"})).await;
+    assert_eq!(ended_well(&third), first_file, "pi reopened the first branch's own file");
+    assert_eq!(
+        sent_messages(&model.body(4)),
+        [
+            "user: first question",
+            "assistant: answer one",
+            "user: second question",
+            "assistant: answer two",
+            "user: third question"
+        ]
+    );
+
+    // Editing the first question starts from an empty conversation.
+    let edit_first =
+        json!({"sessionId": session, "message": "first, edited", "rerun": {"kind": "edit", "messageId": first_id}});
+    ended_well(&run(edit_first).await);
+    assert_eq!(sent_messages(&model.body(5)), ["user: first, edited"]);
+    assert_eq!(model.requests(), 6, "pi asked the model once per run");
+}

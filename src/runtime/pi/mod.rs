@@ -16,6 +16,7 @@ use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
+mod fork;
 mod runtime;
 
 pub use runtime::PiRuntime;
@@ -69,6 +70,8 @@ pub enum PiFailure {
     Hung { command: String, timeout: Duration },
     #[error("the agent runtime refused the prompt: {0}")]
     Refused(String),
+    #[error("pi cannot go back to before that message: {0}")]
+    CannotFork(String),
 }
 
 impl PiFailure {
@@ -79,6 +82,7 @@ impl PiFailure {
             PiFailure::Exited(_) | PiFailure::Unstoppable(_) | PiFailure::Write(_) => "runtime_exit",
             PiFailure::Hung { .. } => "runtime_timeout",
             PiFailure::Refused(_) => "runtime_refused",
+            PiFailure::CannotFork(_) => "runtime_fork",
         }
     }
 }

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use super::{PiConfig, PiFailure, PiProcess};
 use crate::runtime::agent::RunControl;
 use crate::runtime::seam::{
-    EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture, RuntimeSession, SessionSetup,
+    ConversationStart, EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture,
+    RuntimeSession, SessionSetup,
 };
 
 pub struct PiRuntime {
@@ -30,15 +31,14 @@ impl Runtime for PiRuntime {
             process: None,
             workspace: setup.workspace,
             session_file: setup.session_file,
+            start: setup.start,
             start_failure: None,
         }))
     }
 
     fn rerun_unsupported(&self) -> Option<&'static str> {
-        // pi keeps the conversation in its own session file, which a rerun would have to fork (its RPC `fork`).
-        Some(
-            "edit and regenerate are not available with the pi runtime yet: pi keeps the conversation in its own session file, and chatwire does not drive pi's fork yet",
-        )
+        // Reruns go through pi's own `fork`, so its session files stay the conversation's truth.
+        None
     }
 }
 
@@ -47,21 +47,50 @@ struct PiSessionRuntime {
     config: PiConfig,
     process: Option<Box<PiProcess>>,
     workspace: PathBuf,
-    /// The pi session file this chatwire session last worked on: a fresh process reopens it.
+    /// The pi session file of the branch the next run goes on: a fresh process reopens it.
     session_file: Option<String>,
+    /// How much of that file the first run starts from; a rerun forks the file before its message.
+    start: ConversationStart,
     /// Why the process for the next run could not be started; that run ends with it.
     start_failure: Option<PiFailure>,
+}
+
+impl PiSessionRuntime {
+    /// Makes the cut `start` asks for, once. `reset` says pi could not reopen the branch's file: only the
+    /// conversation before the first user message, which is empty, can then be had.
+    async fn go_back_if_asked(&mut self, reset: bool) -> Result<(), PiFailure> {
+        let ConversationStart::BeforeUserMessage(at) = std::mem::take(&mut self.start) else { return Ok(()) };
+        let Some(process) = self.process.as_mut() else { return Ok(()) };
+        match (self.session_file.as_deref().filter(|_| !reset), at.index) {
+            (None, 0) => Ok(()),
+            (None, _) => Err(PiFailure::CannotFork(format!(
+                "pi could not reopen the session file of that branch ({})",
+                self.session_file.as_deref().unwrap_or("none was kept")
+            ))),
+            (Some(_), _) => super::fork::go_back_before(process, &self.config, &at).await,
+        }
+    }
 }
 
 impl RuntimeSession for PiSessionRuntime {
     fn open_run(&mut self) -> RuntimeFuture<'_, RunOpening> {
         Box::pin(async move {
-            match super::start(&mut self.process, &self.config, &self.workspace, self.session_file.as_deref()).await {
+            let started =
+                super::start(&mut self.process, &self.config, &self.workspace, self.session_file.as_deref()).await;
+            let opened = match started {
+                Ok(started) => {
+                    let reset = started.as_ref().is_some_and(|started| started.reset);
+                    self.go_back_if_asked(reset).await.map(|()| started)
+                }
+                Err(failure) => Err(failure),
+            };
+            match opened {
                 Ok(Some(started)) => {
                     if started.reset {
                         tracing::warn!(previous = ?self.session_file, now = ?started.session.file, "pi started a new session");
                     }
-                    self.session_file = started.session.file.or(self.session_file.take());
+                    let now = self.process.as_ref().and_then(|process| process.session().file.clone());
+                    self.session_file = now.or(self.session_file.take());
                     RunOpening { session_file: self.session_file.clone(), session_reset: started.reset }
                 }
                 Ok(None) => RunOpening { session_file: self.session_file.clone(), session_reset: false },
