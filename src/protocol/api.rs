@@ -265,6 +265,39 @@ pub struct SkippedFile {
     pub reason: String,
 }
 
+/// `POST /api/sessions/{id}/fork`: a new session holding the branch up to `messageId`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkRequest {
+    pub message_id: String,
+}
+
+/// The session a fork made (201).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ForkResponse {
+    pub session: SessionSummary,
+    /// A fork at a user message holds what came before it and hands its text back, for the new session's composer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<String>,
+    pub workspace: ForkedWorkspace,
+}
+
+/// What the fork works on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ForkedWorkspace {
+    /// Every session works in the one `--workspace`: the fork shares its files with the session it came from.
+    Shared,
+    /// A copy of the session's workspace. `restored` is what the copy then had put back to stand as it stood at
+    /// the fork's point; absent, the copy is the files as they are now (the fork is at the latest point, or no
+    /// checkpoint is kept of that point).
+    Copied {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        restored: Option<RestoreResponse>,
+    },
+}
+
 /// `POST /api/sessions/{id}/branch`: show the branch through `messageId` (down to its last message).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -38,6 +38,15 @@ impl Runtime for AgentRuntime {
     fn rerun_unsupported(&self) -> Option<&'static str> {
         None
     }
+
+    fn fork_conversation<'a>(
+        &'a self,
+        _from: SessionSetup,
+        _workspace: &'a std::path::Path,
+    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>> {
+        // The built-in agent's conversation is the transcript, which the fork's log already holds.
+        Box::pin(std::future::ready(Ok(None)))
+    }
 }
 
 struct AgentSession {

@@ -3,7 +3,7 @@
 //! events only: it builds no frame.
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
 use tokio::sync::mpsc;
@@ -81,6 +81,8 @@ pub enum RunEnd {
 pub enum RuntimeError {
     #[error("preparing the workspace {path}: {source}")]
     Workspace { path: String, source: std::io::Error },
+    #[error("the agent runtime could not fork the conversation: {0}")]
+    Fork(String),
 }
 
 /// An agent runtime: opens one `RuntimeSession` per chat session.
@@ -93,6 +95,15 @@ pub trait Runtime: Send + Sync + 'static {
     /// Why this runtime cannot run an edit or a regeneration, if it cannot: those runs start from part of the
     /// conversation (`SessionSetup::start`).
     fn rerun_unsupported(&self) -> Option<&'static str>;
+
+    /// Makes the runtime's own file of the conversation for a session forked from `from`: `from.session_file` cut
+    /// at `from.start`, to go on in `workspace`. `None` for a runtime that keeps no file (it reads the transcript)
+    /// or when the cut leaves nothing.
+    fn fork_conversation<'a>(
+        &'a self,
+        from: SessionSetup,
+        workspace: &'a Path,
+    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>>;
 }
 
 /// A runtime's side of one session: its conversation, its process. Runs on it one at a time.

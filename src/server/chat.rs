@@ -74,12 +74,23 @@ pub enum ChatError {
          message sent while a run was going, nor on a server with checkpoints off"
     )]
     NoCheckpoint(String),
+    #[error("the fork's conversation could not be made: {0}")]
+    Fork(String),
     #[error("{0}")]
     Checkpoint(#[from] crate::checkpoints::CheckpointError),
     #[error("preparing the workspace {path}: {source}")]
     Workspace { path: String, source: std::io::Error },
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
+}
+
+impl From<crate::runtime::seam::RuntimeError> for ChatError {
+    fn from(error: crate::runtime::seam::RuntimeError) -> ChatError {
+        match error {
+            crate::runtime::seam::RuntimeError::Workspace { path, source } => ChatError::Workspace { path, source },
+            crate::runtime::seam::RuntimeError::Fork(why) => ChatError::Fork(why),
+        }
+    }
 }
 
 pub struct Chat {

@@ -46,11 +46,18 @@ impl Chat {
         Some(store.clone())
     }
 
-    fn shadow_of(&self, session_id: &str) -> PathBuf {
+    pub(super) fn shadow_of(&self, session_id: &str) -> PathBuf {
         match &self.config.workspace {
             Some(_) => self.config.data_dir.join("checkpoints").join("shared-workspace"),
             None => self.config.data_dir.join("checkpoints").join(session_id),
         }
+    }
+
+    /// Whether the session's workspace has the checkpoint taken before `key`'s run.
+    pub(super) async fn has_checkpoint(&self, session_id: &str, key: &str) -> bool {
+        let Some(store) = self.checkpoints_of(session_id) else { return false };
+        let name = format!("before/{key}");
+        off_the_clock(async move { store.exists(&name).await }).await
     }
 
     fn note_path(&self, session_id: &str, key: &str) -> PathBuf {
@@ -147,16 +154,10 @@ impl Chat {
             return Err(ChatError::RestoreWhileRunning);
         }
         let name = format!("before/{message_id}");
-        let Some(store) = self.checkpoints_of(session_id) else {
-            return Err(ChatError::NoCheckpoint(message_id.to_owned()));
+        let store = match self.checkpoints_of(session_id) {
+            Some(store) if self.has_checkpoint(session_id, message_id).await => store,
+            Some(_) | None => return Err(ChatError::NoCheckpoint(message_id.to_owned())),
         };
-        let exists = {
-            let (store, name) = (store.clone(), name.clone());
-            off_the_clock(async move { store.exists(&name).await }).await
-        };
-        if !exists {
-            return Err(ChatError::NoCheckpoint(message_id.to_owned()));
-        }
         // Like a run, a restore holds the session's lease: no run of another instance starts under it.
         let restore_id = new_id("restore");
         let (_lease, _) = self.take_lease(&live, &restore_id).await.map_err(|error| match error {

@@ -67,9 +67,10 @@ impl From<ChatError> for ApiError {
                 ApiError::BadRequest(message)
             }
             ChatError::RunInProgress | ChatError::SessionBusy => ApiError::Conflict(message),
-            ChatError::RequestIdReused(_) | ChatError::NotAUserMessage(_) | ChatError::CannotBranch(_) => {
-                ApiError::Unprocessable(message)
-            }
+            ChatError::RequestIdReused(_)
+            | ChatError::NotAUserMessage(_)
+            | ChatError::CannotBranch(_)
+            | ChatError::Fork(_) => ApiError::Unprocessable(message),
             ChatError::RerunWhileStreaming => ApiError::BadRequest(message),
             ChatError::Workspace { .. } => ApiError::Internal(message),
             ChatError::OwnerUnreachable => ApiError::Unavailable(message),

@@ -71,6 +71,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/export", get(export_session))
         .route("/api/sessions/{id}/branch", post(show_branch))
         .route("/api/sessions/{id}/restore", post(restore_files))
+        .route("/api/sessions/{id}/fork", post(fork_session))
         .route("/api/search", get(search))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
@@ -273,6 +274,14 @@ async fn restore_files(
     ApiJson(request): ApiJson<RestoreRequest>,
 ) -> Result<Json<RestoreResponse>, ApiError> {
     Ok(Json(state.chat.restore_files(&id, &request.message_id).await?))
+}
+
+async fn fork_session(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(request): ApiJson<ForkRequest>,
+) -> Result<(StatusCode, Json<ForkResponse>), ApiError> {
+    Ok((StatusCode::CREATED, Json(state.chat.fork_session(&id, &request.message_id).await?)))
 }
 
 async fn delete_session(

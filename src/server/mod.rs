@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod extract;
 mod fingerprint;
+mod fork;
 pub mod http;
 mod lease;
 pub mod listener;

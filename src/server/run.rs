@@ -16,7 +16,7 @@ use crate::protocol::*;
 use crate::runtime::RuntimeSession;
 use crate::runtime::agent::{RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
-use crate::runtime::seam::{ConversationStart, RunEnd, RunRequest, RuntimeError, SessionSetup};
+use crate::runtime::seam::{ConversationStart, RunEnd, RunRequest, SessionSetup};
 use crate::store::{Lease, RunStart, RunStatus, StoreError};
 
 /// The part of a session only its run touches: the mapper that makes its frames, and the runtime's side of it.
@@ -174,9 +174,7 @@ impl Chat {
                 start: ConversationStart::Whole,
             },
         };
-        let runtime = self.runtime.open_session(setup).map_err(|error| match error {
-            RuntimeError::Workspace { path, source } => ChatError::Workspace { path, source },
-        })?;
+        let runtime = self.runtime.open_session(setup)?;
         let mapper = EventMapper::new(live.id(), Box::new(now_ms), Box::new(new_id));
         Ok(SessionRuntime { mapper, runtime, seen_seq })
     }

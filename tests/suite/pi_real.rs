@@ -295,3 +295,90 @@ async fn real_pi_edits_regenerates_and_switches_branches_through_its_own_forks()
     assert_eq!(sent_messages(&model.body(5)), ["user: first, edited"]);
     assert_eq!(model.requests(), 6, "pi asked the model once per run");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_pi_forks_a_session_into_a_new_one_with_its_own_session_file() {
+    let pi = pi_executable();
+    let replies = ["answer one", "answer two", "fork answer", "whole answer", "fresh answer", "answer three"];
+    let model = FakeServer::start(replies.iter().map(|text| Reply::Sse(openai_text(text))).collect(), "/v1").await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, agent_dir) = (dir.path().join("home"), dir.path().join("pi-agent"));
+    std::fs::create_dir_all(&home).unwrap();
+    configure_pi(&agent_dir, &model.base_url);
+    let pi_command = format!("{} --offline", pi.display());
+    let script = script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#);
+    let server = Server::start_with_env(
+        &dir.path().join("data"),
+        &script,
+        &["--runtime", "pi", "--pi-command", &pi_command],
+        &[
+            ("HOME", home.to_str().unwrap()),
+            ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
+            ("PI_OFFLINE", "1"),
+            ("PI_TELEMETRY", "0"),
+        ],
+    );
+    let session = server.new_session().await;
+    let run = |session: String, message: &str| {
+        let request = server.post("/api/chat", &json!({"sessionId": session, "message": message})).send();
+        async move {
+            let lines = Lines::new(request.await.unwrap()).rest(WAIT).await;
+            assert_eq!(kind(lines.last().unwrap()), "done", "{lines:#?}");
+            frame(&lines[0])["sessionFile"].as_str().expect("the run names pi's session file").to_owned()
+        }
+    };
+    let message_id = |detail: &Value, text: &str| {
+        let messages = detail["messages"].as_array().unwrap();
+        let found = messages.iter().find(|m| m["parts"][0]["text"] == text).expect("the message is shown");
+        found["id"].as_str().unwrap().to_owned()
+    };
+    let fork = |message_id: String| {
+        let request = server.post(&format!("/api/sessions/{session}/fork"), &json!({"messageId": message_id})).send();
+        async move {
+            let response = request.await.unwrap();
+            assert_eq!(response.status(), 201);
+            response.json::<Value>().await.unwrap()
+        }
+    };
+
+    let first_file = run(session.clone(), "first question").await;
+    run(session.clone(), "second question").await;
+    let detail: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+
+    // At the first answer: pi's file is cut before the second question and carried into the fork's workspace.
+    let at_answer = fork(message_id(&detail, "answer one")).await;
+    let forked = at_answer["session"]["sessionId"].as_str().unwrap().to_owned();
+    let forked_file = run(forked.clone(), "fork question").await;
+    assert_ne!(forked_file, first_file);
+    assert_eq!(sent_messages(&model.body(2)), ["user: first question", "assistant: answer one", "user: fork question"]);
+    let header: Value =
+        serde_json::from_str(std::fs::read_to_string(&forked_file).unwrap().lines().next().unwrap()).unwrap();
+    let forked_workspace = dir.path().join("data/workspaces").join(&forked);
+    assert_eq!(header["cwd"], forked_workspace.to_str().unwrap(), "pi works in the fork's own workspace");
+
+    // At the last answer: all of pi's file, copied.
+    let at_end = fork(message_id(&detail, "answer two")).await;
+    let whole = at_end["session"]["sessionId"].as_str().unwrap().to_owned();
+    assert_ne!(run(whole, "whole question").await, first_file);
+    assert_eq!(
+        sent_messages(&model.body(3)),
+        [
+            "user: first question",
+            "assistant: answer one",
+            "user: second question",
+            "assistant: answer two",
+            "user: whole question"
+        ]
+    );
+
+    // At the first question: an empty conversation, the question handed back.
+    let at_start = fork(message_id(&detail, "first question")).await;
+    assert_eq!(at_start["draft"], "first question");
+    run(at_start["session"]["sessionId"].as_str().unwrap().to_owned(), "fresh question").await;
+    assert_eq!(sent_messages(&model.body(4)), ["user: fresh question"]);
+
+    // The first session goes on in its own file, untouched by the forks.
+    assert_eq!(run(session.clone(), "third question").await, first_file);
+    assert_eq!(sent_messages(&model.body(5)).len(), 5);
+    assert_eq!(model.requests(), 6);
+}

@@ -1,11 +1,14 @@
 //! Going back in pi's conversation for an edit or a regeneration: pi's `fork` copies its session file up to just
-//! before one user message into a new file and switches to it, so the earlier branch's file stays as it was.
+//! before one user message into a new file and switches to it, so the earlier branch's file stays as it was. A fork
+//! to a new chatwire session makes that cut, then has `pi --fork` copy it into the new session's workspace.
+
+use std::path::Path;
 
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{PiConfig, PiFailure, PiProcess};
-use crate::runtime::seam::UserMessageAt;
+use crate::runtime::seam::{ConversationStart, SessionSetup, UserMessageAt};
 
 /// One user message pi can fork before, as `get_fork_messages` lists them.
 #[derive(Debug, Deserialize)]
@@ -50,6 +53,45 @@ pub(super) async fn go_back_before(
     }
     process.request(json!({"type": "get_state"}), config.timeout).await?;
     Ok(())
+}
+
+/// A pi session file for a chatwire session forked from `from`: `from`'s file cut at `from.start`, carried into
+/// `workspace` by `pi --fork` (pi records the directory a session works in, and a copy made by `fork` alone would
+/// go on working in the first session's). `None` when the cut leaves an empty conversation.
+pub(super) async fn fork_into(
+    config: &PiConfig,
+    from: &SessionSetup,
+    workspace: &Path,
+) -> Result<Option<String>, PiFailure> {
+    let file = from.session_file.as_deref().filter(|file| Path::new(file).is_file());
+    let cut = match (&from.start, file) {
+        (ConversationStart::BeforeUserMessage(at), _) if at.index == 0 => return Ok(None),
+        (_, None) => return Err(PiFailure::CannotFork("pi kept no session file for that branch".into())),
+        (ConversationStart::Whole, Some(file)) => file.to_owned(),
+        (ConversationStart::BeforeUserMessage(at), Some(file)) => {
+            let mut slot = None;
+            let started = super::start(&mut slot, config, &from.workspace, Some(file)).await?;
+            let process = slot.as_mut().expect("a process was just started");
+            if started.is_some_and(|started| started.reset) {
+                return Err(PiFailure::CannotFork(format!("pi could not reopen {file}")));
+            }
+            go_back_before(process, config, at).await?;
+            let cut = process.session().file.clone();
+            cut.ok_or_else(|| PiFailure::CannotFork("pi named no file for the cut conversation".into()))?
+        }
+    };
+    let mut forking = config.clone();
+    forking.args.extend(["--fork".to_owned(), cut.clone()]);
+    let mut slot = None;
+    super::start(&mut slot, &forking, workspace, None).await?;
+    let forked = slot.as_ref().and_then(|process| process.session().file.clone());
+    if Some(cut.as_str()) != file {
+        // The cut was only the way to the fork: no branch of the first session is in it.
+        if let Err(error) = std::fs::remove_file(&cut) {
+            tracing::warn!(target: "chatwire::pi", "removing the intermediate pi session file {cut}: {error}");
+        }
+    }
+    forked.map(Some).ok_or_else(|| PiFailure::CannotFork("pi named no file for the forked session".into()))
 }
 
 /// The entry at the message's place when its text agrees; otherwise the entry of that text nearest the place (pi

@@ -40,6 +40,18 @@ impl Runtime for PiRuntime {
         // Reruns go through pi's own `fork`, so its session files stay the conversation's truth.
         None
     }
+
+    fn fork_conversation<'a>(
+        &'a self,
+        from: SessionSetup,
+        workspace: &'a std::path::Path,
+    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>> {
+        Box::pin(async move {
+            super::fork::fork_into(&self.config, &from, workspace)
+                .await
+                .map_err(|failure| RuntimeError::Fork(failure.to_string()))
+        })
+    }
 }
 
 /// A session's pi process and what chatwire remembers of pi's session across processes.

@@ -59,6 +59,14 @@ impl Runtime for GatedRuntime {
     fn rerun_unsupported(&self) -> Option<&'static str> {
         self.inner.rerun_unsupported()
     }
+
+    fn fork_conversation<'a>(
+        &'a self,
+        from: SessionSetup,
+        workspace: &'a std::path::Path,
+    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>> {
+        self.inner.fork_conversation(from, workspace)
+    }
 }
 
 struct GatedSession {

@@ -5,6 +5,7 @@ mod branches;
 mod checkpoints;
 mod core;
 mod edge;
+mod forks;
 mod gate;
 mod instances;
 mod routes;
