@@ -1,6 +1,7 @@
-// End-to-end check of "Restore files" in Chromium against the release binary: two runs change files by shell
-// commands; restoring to before the second message (after the in-place confirmation) puts the files on disk back
-// as they were then, and leaves a file nobody's run touched alone.
+// End-to-end check of "Restore files" and "Fork" in Chromium against the release binary: two runs change files by
+// shell commands; restoring to before the second message (after the in-place confirmation) puts the files on disk
+// back as they were then, and leaves a file nobody's run touched alone; forking at the second message opens a new
+// session with the first exchange, the message in the composer, and its own copy of the files as they stood then.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -78,6 +79,36 @@ describe('chatwire restore files', () => {
     assert.equal(await read('a.txt'), 'one\n');
     assert.equal(await read('keep.txt'), 'keep\n');
     assert.equal(await read('b.txt'), null);
+    check();
+  });
+
+  test('Fork at a message opens a new session with its own files as they stood there', { timeout: 90_000 }, async (t) => {
+    const { page, check } = await openChat(t, suite.server);
+    const { workspace } = await runBoth(page);
+    const original = page.url();
+
+    const second = page.locator('[data-testid="transcript"] .message[data-role="user"]').nth(1);
+    await second.hover();
+    await second.getByRole('button', { name: 'Fork to new session' }).click();
+    await page.waitForURL((url) => url.href !== original && url.pathname.startsWith('/s/'));
+    const notice = page.getByTestId('notice');
+    await notice.getByText(/^Forked into a new session\./).waitFor();
+    assert.match(await notice.innerText(), /own copy of the workspace, with 3 files put back .*in the message box/);
+    const transcript = page.getByTestId('transcript');
+    await transcript.getByText('Wrote the files.').waitFor();
+    assert.equal(await transcript.getByText('Changed the files.').count(), 0, 'the fork holds what came before');
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    assert.equal(await composer.inputValue(), 'Change the files', 'the message forked at waits in the composer');
+    await page.locator('.sidebar__item--current').getByText('(fork)').waitFor();
+
+    const forked = new URL(page.url()).pathname.split('/').pop();
+    const read = (dir, name) => fs.readFile(path.join(dir, name), 'utf8').catch(() => null);
+    const forkWorkspace = path.join(suite.server.dataDir, 'workspaces', forked);
+    assert.equal(await read(forkWorkspace, 'a.txt'), 'one\n');
+    assert.equal(await read(forkWorkspace, 'keep.txt'), 'keep\n');
+    assert.equal(await read(forkWorkspace, 'b.txt'), null);
+    assert.equal(await read(workspace, 'a.txt'), 'two\n', 'the first session keeps its files');
+    assert.equal(await read(workspace, 'b.txt'), 'new\n');
     check();
   });
 });

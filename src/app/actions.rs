@@ -5,7 +5,10 @@ use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
 use crate::components::{Answer, Decision, NotifyPermission, Outgoing, Theme};
-use crate::protocol::{AgentMode, ChatFrame, ModelInfo, ModelsResponse, RestoreResponse, SearchHit, SessionSummary};
+use crate::protocol::{
+    AgentMode, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo, ModelsResponse, RestoreResponse, SearchHit,
+    SessionSummary,
+};
 
 /// The page's connection to the run of the session on screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -29,6 +32,9 @@ pub struct PageState {
     pub problem: RwSignal<Option<String>>,
     /// What the last request that did something out of sight did (a restore of files), shown above the composer.
     pub notice: RwSignal<Option<String>>,
+    /// Text handed to the composer to edit and send (a fork at a user message hands that message back); the
+    /// composer takes it and clears it.
+    pub handed: RwSignal<Option<String>>,
     pub link: RwSignal<Link>,
     /// The browser's clock (ms since the epoch), ticking slowly for the sidebar's relative times; 0 until hydrated.
     pub now: RwSignal<f64>,
@@ -61,6 +67,7 @@ impl PageState {
             session_id: RwSignal::new(session_id),
             problem: RwSignal::new(None),
             notice: RwSignal::new(None),
+            handed: RwSignal::new(None),
             link: RwSignal::new(Link::Idle),
             now: RwSignal::new(0.0),
             models: RwSignal::new(Vec::new()),
@@ -135,11 +142,44 @@ pub struct PageRequests {
     pub restore: Callback<String>,
     /// Restores the files to before a message, then, if that worked, sends (an edit or a regeneration of it).
     pub restore_then_send: Callback<(String, Outgoing)>,
+    /// Forks the session at a message into a new session, and opens that.
+    pub fork: Callback<String>,
+}
+
+/// What a fork's files are, for the notice line of the new session.
+pub fn fork_summary(fork: &ForkResponse) -> String {
+    let files = match &fork.workspace {
+        ForkedWorkspace::Shared => {
+            "It works in the same shared workspace as the session it came from: their runs change the same files."
+                .to_owned()
+        }
+        ForkedWorkspace::Copied { restored: Some(restored) } => {
+            match restored.changed.len() + restored.removed.len() + restored.recreated.len() {
+                0 => "It has its own copy of the workspace, as it stood at that point.".to_owned(),
+                n => format!(
+                    "It has its own copy of the workspace, with {} put back as at that point.",
+                    count(n, "file", "files")
+                ),
+            }
+        }
+        ForkedWorkspace::Copied { restored: None } => {
+            "It has its own copy of the workspace's files as they are now.".to_owned()
+        }
+    };
+    let draft = match fork.draft {
+        Some(_) => " The message you forked at is in the message box, to edit and send.",
+        None => "",
+    };
+    format!("Forked into a new session. {files}{draft}")
+}
+
+/// "1 file", "2 files".
+fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
 }
 
 /// What a restore did, in a sentence for the notice line: counts, and the files left alone by name (a few).
 pub fn restore_summary(restored: &RestoreResponse) -> String {
-    let count = |n: usize, one: &str, many: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {many}") };
     let done = [
         (restored.changed.len(), "file put back", "files put back"),
         (restored.removed.len(), "file removed", "files removed"),
@@ -179,8 +219,44 @@ pub fn skips_ahead(snapshot: &ChatSnapshot, frame: &ChatFrame) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{preselected_model, restore_summary, skips_ahead};
-    use crate::protocol::{RestoreResponse, SkippedFile};
+    use super::{fork_summary, preselected_model, restore_summary, skips_ahead};
+    use crate::protocol::{ForkResponse, ForkedWorkspace, RestoreResponse, SessionStatus, SessionSummary, SkippedFile};
+
+    #[test]
+    fn a_fork_says_what_files_it_works_on_and_where_its_message_went() {
+        let restored = RestoreResponse {
+            changed: vec!["a.txt".into()],
+            removed: vec!["b.txt".into()],
+            recreated: Vec::new(),
+            backup: "restore-backup/1".into(),
+            skipped: Vec::new(),
+        };
+        let session = SessionSummary {
+            session_id: "s".into(),
+            title: "t (fork)".into(),
+            created_at: 0,
+            updated_at: 0,
+            status: SessionStatus::Idle,
+            message_count: 2,
+            last_seq: 3,
+        };
+        let copied = ForkResponse {
+            session: session.clone(),
+            draft: Some("again".into()),
+            workspace: ForkedWorkspace::Copied { restored: Some(restored) },
+        };
+        assert_eq!(
+            fork_summary(&copied),
+            "Forked into a new session. It has its own copy of the workspace, with 2 files put back as at that point. \
+             The message you forked at is in the message box, to edit and send."
+        );
+        let shared = ForkResponse { session, draft: None, workspace: ForkedWorkspace::Shared };
+        assert_eq!(
+            fork_summary(&shared),
+            "Forked into a new session. It works in the same shared workspace as the session it came from: their \
+             runs change the same files."
+        );
+    }
 
     #[test]
     fn a_restore_is_told_in_counts_with_what_was_left_alone() {

@@ -9,7 +9,7 @@ mod actions;
 #[cfg(feature = "ssr")]
 pub mod options;
 
-pub use self::actions::{Link, PageRequests, PageState, preselected_model, restore_summary, skips_ahead};
+pub use self::actions::{Link, PageRequests, PageState, fork_summary, preselected_model, restore_summary, skips_ahead};
 use crate::chat_state::ChatSnapshot;
 use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
@@ -41,6 +41,7 @@ fn connect(_state: PageState) -> PageRequests {
         show_branch: Callback::new(|_| {}),
         restore: Callback::new(|_| {}),
         restore_then_send: Callback::new(|_| {}),
+        fork: Callback::new(|_| {}),
     }
 }
 
@@ -216,6 +217,7 @@ fn ChatPage() -> impl IntoView {
                     model=state.model
                     on_model=requests.pick_model
                     mode=state.mode
+                    handed=state.handed
                 />
             </main>
         </div>
@@ -266,6 +268,7 @@ fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>)
         }),
         show_branch: requests.show_branch,
         restore: requests.restore,
+        fork: requests.fork,
     }
 }
 

@@ -352,6 +352,26 @@ pub async fn restore_files(page: Page, message_id: String) -> bool {
     }
 }
 
+/// Forks the session at a message into a new session and opens it: the notice line says what its files are, and a
+/// fork at a user message hands that message's text to the composer.
+pub async fn fork(page: Page, message_id: String) {
+    let state = page.state;
+    let Some(session_id) = state.session_id.get_untracked() else { return };
+    state.problem.set(None);
+    state.notice.set(None);
+    match api::fork_session(&session_id, &message_id).await {
+        Ok(fork) => {
+            state.sessions.update(|sessions| sessions.insert(0, fork.session.clone()));
+            go_to(page, Some(fork.session.session_id.clone()));
+            state.notice.set(Some(crate::app::fork_summary(&fork)));
+            if let Some(draft) = fork.draft {
+                state.handed.set(Some(draft));
+            }
+        }
+        Err(error) => state.problem.set(Some(format!("Could not fork the session: {error}"))),
+    }
+}
+
 pub async fn send(page: Page, outgoing: Outgoing) {
     let (state, live) = (page.state, page.live());
     state.problem.set(None);

@@ -127,6 +127,12 @@ pub async fn restore_files(session_id: &str, message_id: &str) -> Result<Restore
     json::<RestoreResponse>(&checked(request.send().await?).await?).await
 }
 
+pub async fn fork_session(session_id: &str, message_id: &str) -> Result<ForkResponse, ClientError> {
+    let body = ForkRequest { message_id: message_id.to_owned() };
+    let request = Request::post(&format!("/api/sessions/{session_id}/fork")).json(&body)?;
+    json::<ForkResponse>(&checked(request.send().await?).await?).await
+}
+
 pub async fn stop(session_id: &str) -> Result<AbortResponse, ClientError> {
     let request = Request::post("/api/chat/abort").json(&AbortRequest { session_id: session_id.to_owned() })?;
     json::<AbortResponse>(&checked(request.send().await?).await?).await

@@ -29,6 +29,7 @@ pub fn connect(state: PageState) -> PageRequests {
                 follow::restore_files(page, message_id).await;
             })
         }),
+        fork: Callback::new(move |message_id| leptos::task::spawn_local(follow::fork(page, message_id))),
         restore_then_send: Callback::new(move |(message_id, outgoing)| {
             leptos::task::spawn_local(async move {
                 if follow::restore_files(page, message_id).await {

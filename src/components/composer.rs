@@ -44,8 +44,19 @@ pub fn Composer(
     on_model: Callback<String>,
     /// The mode of the next message: the Agent/Plan switch, which the quick switcher can also flip.
     mode: RwSignal<AgentMode>,
+    /// Text the page hands over to edit and send, which replaces the draft and is then cleared.
+    handed: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let draft = RwSignal::new(typed_before_hydration());
+    let input = NodeRef::<leptos::html::Textarea>::new();
+    Effect::new(move |_| {
+        let Some(text) = handed.get() else { return };
+        draft.set(text);
+        handed.set(None);
+        if let Some(input) = input.get_untracked() {
+            let _ = input.focus();
+        }
+    });
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });
@@ -126,6 +137,7 @@ pub fn Composer(
                     rows="3"
                     placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
                     aria-label="Message"
+                    node_ref=input
                     prop:value=move || draft.get()
                     on:input=move |event| draft.set(event_target_value(&event))
                     on:keydown=on_keydown

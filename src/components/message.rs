@@ -31,6 +31,8 @@ pub struct MessageActions {
     pub show_branch: Callback<String>,
     /// Puts the workspace's files back as they were before a user message ran: (its id).
     pub restore: Callback<String>,
+    /// Forks the session at a message into a new session: (its id).
+    pub fork: Callback<String>,
 }
 
 #[component]
@@ -71,6 +73,7 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
                 {actions
                     .filter(|_| row.role == Role::User)
                     .map(|actions| view! { <RestoreButton id=row.id.clone() actions/> })}
+                {actions.map(|actions| view! { <ForkButton id=row.id.clone() role=row.role actions/> })}
                 <button type="button" class="message__copy" data-copy-message aria-label="Copy message as Markdown">
                     "Copy"
                 </button>
@@ -274,6 +277,28 @@ fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
                 </button>
             </span>
         </Show>
+    }
+}
+
+/// "Fork" on every message: a new session with the conversation up to this message (before it, for a message of
+/// the user's, whose text then waits in the new session's message box).
+#[component]
+fn ForkButton(id: String, role: Role, actions: MessageActions) -> impl IntoView {
+    let title = match role {
+        Role::User => "Fork to a new session: the conversation before this message, which waits in the message box",
+        Role::Assistant => "Fork to a new session: the conversation up to this answer",
+    };
+    view! {
+        <button
+            type="button"
+            class="message__fork"
+            title=title
+            aria-label="Fork to new session"
+            disabled=move || actions.busy.get()
+            on:click=move |_| actions.fork.run(id.clone())
+        >
+            "Fork"
+        </button>
     }
 }
 
