@@ -252,6 +252,7 @@ impl Chat {
         }
         self.store.delete_session(session_id).await?;
         self.sessions.forget(session_id).await;
+        self.forget_checkpoints(session_id).await;
         Ok(())
     }
 

@@ -53,6 +53,23 @@ impl Chat {
         }
     }
 
+    /// Removes a deleted session's checkpoints, which only it could restore (a shared workspace's stay, for the other
+    /// sessions). Its workspace is left on disk: those files are the user's.
+    pub(super) async fn forget_checkpoints(&self, session_id: &str) {
+        if self.config.workspace.is_some() {
+            return;
+        }
+        let shadow = self.shadow_of(session_id);
+        self.checkpoints.lock().expect("the checkpoint stores' lock is never poisoned").remove(&shadow);
+        let removed = tokio::task::spawn_blocking(move || match std::fs::remove_dir_all(&shadow) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => Err((shadow, error)),
+            Ok(()) | Err(_) => Ok(()),
+        });
+        if let Ok(Err((shadow, error))) = removed.await {
+            tracing::warn!(session = %session_id, "removing the checkpoints in {}: {error}", shadow.display());
+        }
+    }
+
     /// Whether the session's workspace has the checkpoint taken before `key`'s run.
     pub(super) async fn has_checkpoint(&self, session_id: &str, key: &str) -> bool {
         let Some(store) = self.checkpoints_of(session_id) else { return false };

@@ -93,3 +93,17 @@ async fn restore_is_refused_while_a_run_is_going_and_for_a_message_without_a_che
     let busy = chat.restore_files(&session, &asked).await.map(|_| ());
     assert!(matches!(busy, Err(ChatError::RestoreWhileRunning)), "{busy:?}");
 }
+
+#[tokio::test]
+async fn a_deleted_session_takes_its_checkpoints_along_and_leaves_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = chat_playing(SHELL, dir.path()).await;
+    let session = chat.create_session(None).await.unwrap().session_id;
+    run(&chat, &session, "write them").await;
+    let checkpoints = dir.path().join("checkpoints").join(&session);
+    assert!(checkpoints.join("runs").is_dir(), "the run was checkpointed");
+    chat.delete(&session).await.unwrap();
+    assert!(!checkpoints.exists(), "the checkpoints went with the session");
+    let workspace = dir.path().join("workspaces").join(&session);
+    assert_eq!(std::fs::read_to_string(workspace.join("a.txt")).unwrap(), "one\n", "the files are the user's");
+}
