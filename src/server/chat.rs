@@ -74,6 +74,11 @@ pub enum ChatError {
          message sent while a run was going, nor on a server with checkpoints off"
     )]
     NoCheckpoint(String),
+    #[error(
+        "no record of what the run {0} changed: runs that started before checkpoints existed, runs still going and \
+         servers with checkpoints off have none"
+    )]
+    NoChanges(String),
     #[error("{0}")]
     Checkpoint(#[from] crate::checkpoints::CheckpointError),
     #[error("preparing the workspace {path}: {source}")]

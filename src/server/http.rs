@@ -35,6 +35,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/export",
     "/api/sessions/{id}/branch",
     "/api/sessions/{id}/restore",
+    "/api/sessions/{id}/changes/{key}",
     "/api/search",
     "/api/{*rest}",
 ];
@@ -71,6 +72,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/export", get(export_session))
         .route("/api/sessions/{id}/branch", post(show_branch))
         .route("/api/sessions/{id}/restore", post(restore_files))
+        .route("/api/sessions/{id}/changes/{key}", get(run_changes))
         .route("/api/search", get(search))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
@@ -273,6 +275,13 @@ async fn restore_files(
     ApiJson(request): ApiJson<RestoreRequest>,
 ) -> Result<Json<RestoreResponse>, ApiError> {
     Ok(Json(state.chat.restore_files(&id, &request.message_id).await?))
+}
+
+async fn run_changes(
+    State(state): State<AppState>,
+    ApiPath((id, key)): ApiPath<(String, String)>,
+) -> Result<Json<ChangesResponse>, ApiError> {
+    Ok(Json(state.chat.run_changes(&id, &key).await?))
 }
 
 async fn delete_session(

@@ -25,6 +25,7 @@ fn user(seq: Seq, text: &str) -> ChatFrame {
             role: Role::User,
             parts: vec![ChatMessagePart::text(text)],
             created_at: None,
+            changes: None,
         },
     })
 }
