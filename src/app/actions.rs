@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::components::{Answer, Decision, NotifyPermission, Outgoing, Theme};
+use crate::components::{Answer, ChangesLoad, Decision, NotifyPermission, Outgoing, Theme};
 use crate::protocol::{AgentMode, ChatFrame, ModelInfo, ModelsResponse, RestoreResponse, SearchHit, SessionSummary};
 
 /// The page's connection to the run of the session on screen.
@@ -135,6 +135,9 @@ pub struct PageRequests {
     pub restore: Callback<String>,
     /// Restores the files to before a message, then, if that worked, sends (an edit or a regeneration of it).
     pub restore_then_send: Callback<(String, Outgoing)>,
+    /// Fetches the diff of a run's changes (`GET /api/sessions/{id}/changes/{key}`) into the signal: (the run's
+    /// checkpoint key, where it goes).
+    pub load_changes: Callback<(String, RwSignal<ChangesLoad>)>,
 }
 
 /// What a restore did, in a sentence for the notice line: counts, and the files left alone by name (a few).

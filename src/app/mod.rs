@@ -41,6 +41,7 @@ fn connect(_state: PageState) -> PageRequests {
         show_branch: Callback::new(|_| {}),
         restore: Callback::new(|_| {}),
         restore_then_send: Callback::new(|_| {}),
+        load_changes: Callback::new(|_| {}),
     }
 }
 
@@ -266,6 +267,7 @@ fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>)
         }),
         show_branch: requests.show_branch,
         restore: requests.restore,
+        load_changes: requests.load_changes,
     }
 }
 
