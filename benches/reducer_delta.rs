@@ -43,6 +43,7 @@ fn answer_of(bytes: usize) -> ChatSnapshot {
                 role: Role::User,
                 parts: vec![ChatMessagePart::text("Write a long answer.")],
                 created_at: None,
+                changes: None,
             },
         }),
     );

@@ -89,6 +89,7 @@ fn session_frames(random: &mut Random, session: usize, messages: usize) -> Vec<C
                 role,
                 parts: vec![ChatMessagePart::text(random.text(length))],
                 created_at: None,
+                changes: None,
             };
             ChatFrame::Message(MessageFrame { seq: None, message })
         })

@@ -39,11 +39,22 @@ const part = z.union([
   toolPart,
 ]);
 
+const changedFile = z.object({
+  path: text,
+  status: z.enum(['added', 'modified', 'deleted']),
+  additions: count,
+  deletions: count,
+  binary: z.boolean().optional(),
+});
+
+const runChanges = { checkpoint: text, files: z.array(changedFile), additions: count, deletions: count };
+
 const chatMessage = z.object({
   id: text,
   role: z.enum(['user', 'assistant']),
   parts: z.array(part),
   createdAt: count.optional(),
+  changes: z.object(runChanges).optional(),
 });
 
 const mode = z.enum(['agent', 'plan']);
@@ -111,6 +122,7 @@ export const chatFrame = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('state'), seq, state: z.object({ name: lifecycleName, message: text.optional() }) }),
   z.object({ type: z.literal('queue'), seq, steering: z.array(text), followUp: z.array(text) }),
+  z.object({ type: z.literal('changes'), seq, ...runChanges, messageId: text.optional() }),
   z.discriminatedUnion('phase', [
     z.object({ type: z.literal('compaction'), phase: z.literal('start'), seq, reason: text }),
     z.object({

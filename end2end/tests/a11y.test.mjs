@@ -1,6 +1,6 @@
 // Accessibility in Chromium against the release binary: axe-core (npm) over the empty state, a question card, the
-// quick switcher and a finished demo run; any serious or critical violation fails the test. axe is injected with
-// `page.evaluate`, which the page's CSP (no inline scripts) does not govern.
+// quick switcher, a finished demo run and its Changes view; any serious or critical violation fails the test. axe
+// is injected with `page.evaluate`, which the page's CSP (no inline scripts) does not govern.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -38,6 +38,12 @@ describe('chatwire accessibility', () => {
     await page.getByText('Run it yourself:').waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 10_000 });
     assert.deepEqual(await violations(page), [], 'a finished demo run');
+
+    // The demo writes and edits files: its answer says so, and its Changes view opens with the diff.
+    const changes = page.getByTestId('changes').last();
+    await changes.getByRole('button', { name: 'Changes' }).click();
+    await changes.locator('.changes__file').first().waitFor({ timeout: 10_000 });
+    assert.deepEqual(await violations(page), [], "a run's Changes view");
     check();
   });
 });

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::components::{Answer, Decision, NotifyPermission, Outgoing, Theme};
+use crate::components::{Answer, ChangesLoad, Decision, NotifyPermission, Outgoing, Theme};
 use crate::protocol::{
     AgentMode, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo, ModelsResponse, RestoreResponse, SearchHit,
     SessionSummary,
@@ -144,6 +144,9 @@ pub struct PageRequests {
     pub restore_then_send: Callback<(String, Outgoing)>,
     /// Forks the session at a message into a new session, and opens that.
     pub fork: Callback<String>,
+    /// Fetches the diff of a run's changes (`GET /api/sessions/{id}/changes/{key}`) into the signal: (the run's
+    /// checkpoint key, where it goes).
+    pub load_changes: Callback<(String, RwSignal<ChangesLoad>)>,
 }
 
 /// What a fork's files are, for the notice line of the new session.

@@ -42,6 +42,7 @@ fn connect(_state: PageState) -> PageRequests {
         restore: Callback::new(|_| {}),
         restore_then_send: Callback::new(|_| {}),
         fork: Callback::new(|_| {}),
+        load_changes: Callback::new(|_| {}),
     }
 }
 
@@ -269,6 +270,7 @@ fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>)
         show_branch: requests.show_branch,
         restore: requests.restore,
         fork: requests.fork,
+        load_changes: requests.load_changes,
     }
 }
 

@@ -75,6 +75,7 @@ impl Attention {
             | ChatFrame::State(_)
             | ChatFrame::Queue(_)
             | ChatFrame::Branch(_)
+            | ChatFrame::Changes(_)
             | ChatFrame::Compaction(_)
             | ChatFrame::Retry(_)
             | ChatFrame::Ping => return None,

@@ -195,7 +195,13 @@ impl ChatSnapshot {
             Some(id) => id.to_owned(),
             None => format!("{UNNAMED_ASSISTANT}-{}", self.messages.len()),
         };
-        let index = self.push_message(ChatMessage { id, role: Role::Assistant, parts: Vec::new(), created_at: None });
+        let index = self.push_message(ChatMessage {
+            id,
+            role: Role::Assistant,
+            parts: Vec::new(),
+            created_at: None,
+            changes: None,
+        });
         self.run = Some(RunInProgress { run_id: None, message: index });
         index
     }
@@ -324,6 +330,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                         role: Role::Assistant,
                         parts: Vec::new(),
                         created_at: None,
+                        changes: None,
                     }),
                 },
             };
@@ -386,6 +393,13 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 snapshot.show_branch_to(Some(&branch.message_id));
             }
         }
+        // The answer the run streams into, named or not: a stream joined mid-run still puts the summary on it.
+        ChatFrame::Changes(changes) => {
+            let named = changes.message_id.as_deref().and_then(|id| snapshot.message_index.get(id).copied());
+            if let Some(index) = named.or(snapshot.run.as_ref().map(|run| run.message)) {
+                snapshot.messages[index].changes = Some(Box::new(changes.summary()));
+            }
+        }
         ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some(Activity::Compacting),
         ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some(Activity::Working),
         ChatFrame::Retry(RetryFrame::Start(retry)) => {
@@ -404,7 +418,12 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             };
             match index {
                 Some(index) => {
-                    let old_id = std::mem::replace(&mut snapshot.messages[index], done.message.clone()).id;
+                    let old = std::mem::replace(&mut snapshot.messages[index], done.message.clone());
+                    // A `done` without the run's changes (one whose maker did not move them into it) keeps them.
+                    if snapshot.messages[index].changes.is_none() {
+                        snapshot.messages[index].changes = old.changes;
+                    }
+                    let old_id = old.id;
                     snapshot.tree.rename(&old_id, &done.message.id);
                     snapshot.message_index.remove(&old_id);
                     snapshot.message_index.insert(done.message.id.clone(), index);
@@ -444,6 +463,7 @@ fn streams_output(frame: &ChatFrame) -> bool {
         | ChatFrame::State(_)
         | ChatFrame::Queue(_)
         | ChatFrame::Branch(_)
+        | ChatFrame::Changes(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Done(_)

@@ -20,7 +20,13 @@ fn start(seq: Seq, id: &str) -> ChatFrame {
 }
 
 fn user_message(id: &str, text: &str) -> ChatMessage {
-    ChatMessage { id: id.into(), role: Role::User, parts: vec![ChatMessagePart::text(text)], created_at: None }
+    ChatMessage {
+        id: id.into(),
+        role: Role::User,
+        parts: vec![ChatMessagePart::text(text)],
+        created_at: None,
+        changes: None,
+    }
 }
 
 fn user(seq: Seq, text: &str) -> ChatFrame {
@@ -96,6 +102,32 @@ fn error(seq: Seq, message: &str) -> ChatFrame {
     ChatFrame::Error(ErrorFrame { seq: Some(seq), message: message.into(), run_id: None, code: None })
 }
 
+/// A `changes` frame of one modified file: `checkpoint` names the run, `message_id` the answer, if given.
+fn changes(seq: Seq, checkpoint: &str, message_id: Option<&str>) -> ChatFrame {
+    ChatFrame::Changes(ChangesFrame {
+        seq: Some(seq),
+        checkpoint: checkpoint.into(),
+        files: vec![ChangedFile {
+            path: "a.txt".into(),
+            status: ChangeStatus::Modified,
+            additions: 2,
+            deletions: 1,
+            binary: false,
+        }],
+        additions: 2,
+        deletions: 1,
+        message_id: message_id.map(str::to_owned),
+    })
+}
+
+fn answer(id: &str, said: &str) -> ChatMessage {
+    ChatMessage { id: id.into(), role: Role::Assistant, parts: vec![text(said)], created_at: None, changes: None }
+}
+
+fn checkpoint_of(snapshot: &ChatSnapshot, id: &str) -> Option<String> {
+    snapshot.message(id).and_then(|message| message.changes.as_ref()).map(|changes| changes.checkpoint.clone())
+}
+
 fn text(text: &str) -> ChatMessagePart {
     ChatMessagePart::text(text)
 }
@@ -137,6 +169,7 @@ rules! {
     frames_naming_another_message_id_stream_into_the_run_and_done_takes_the_final_id:
         empty(), [start(1, "a1"), delta_in(2, "m7", "Hel"), delta_in(3, "m7", "lo"), done(4, ChatMessage {
             id: "m7".into(), role: Role::Assistant, parts: vec![text("Hello")], created_at: None,
+            changes: None,
         })] => |s| {
         assert_eq!(ids(&s), ["m7"]);
         assert_eq!(s.messages[0].parts, [text("Hello")]);
@@ -175,6 +208,7 @@ rules! {
             last_seq: 4,
             pending: Some(ChatMessage {
                 id: "a1".into(), role: Role::Assistant, parts: vec![text("Hel")], created_at: None,
+                changes: None,
             }),
             plan: None,
             branches: None,
@@ -274,7 +308,7 @@ rules! {
             },
             messages: Vec::new(),
             last_seq: 3,
-            pending: Some(ChatMessage { id: "a1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None }),
+            pending: Some(ChatMessage { id: "a1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None, changes: None }),
             plan: None,
             branches: None,
         });
@@ -343,6 +377,7 @@ rules! {
                       id: "a1".into(), role: Role::Assistant, created_at: Some(5),
                       parts: vec![text("Hello!"), ChatMessagePart::tool(ChatToolPart::new(
                           "Bash", "c1", ToolState::OutputAvailable))],
+                          changes: None,
                   }), tool(6, "c1", ToolState::OutputError, None)] => |s| {
         assert_eq!(ids(&s), ["u2", "a1"]);
         assert_eq!(s.messages[1].parts[0], text("Hello!"));
@@ -356,6 +391,7 @@ rules! {
     done_clears_the_queue:
         empty(), [start(1, "a1"), queue(2, &["a"], &[]), done(3, ChatMessage {
             id: "a1".into(), role: Role::Assistant, parts: vec![text("ok")], created_at: None,
+            changes: None,
         })] => |s| {
         assert!(s.queue.steering.is_empty());
     }
@@ -387,6 +423,44 @@ rules! {
         assert_eq!(s.messages[0].parts, [text("x")]);
         assert!(s.queue.steering.is_empty());
         assert_eq!(s.last_seq, 2);
+    }
+
+    // The run's changes go on its answer and stay there through `done`, which does not repeat them.
+    changes_land_on_the_runs_answer_and_outlive_its_done:
+        empty(), [start(1, "a1"), user(2, "go"), delta(3, "ok"), changes(4, "u2", None), done(5, answer("a1", "ok"))]
+        => |s| {
+        assert_eq!(ids(&s), ["u2", "a1"]);
+        assert_eq!(checkpoint_of(&s, "a1").as_deref(), Some("u2"));
+        assert_eq!(s.message("u2").unwrap().changes, None, "the prompt has no changes of its own");
+        let summary = s.message("a1").unwrap().changes.clone().unwrap();
+        assert_eq!((summary.files.len(), summary.additions, summary.deletions), (1, 2, 1));
+        assert_eq!(summary.summary(), "1 file changed, +2 −1");
+    }
+
+    // Each answer of a replayed session keeps its own run's changes; a run that changed nothing logs none.
+    replay_puts_each_runs_changes_on_its_own_answer:
+        empty(), [
+            start(1, "a1"), user(2, "one"), changes(3, "u2", Some("a1")), done(4, answer("a1", "first")),
+            start(5, "a5"), user(6, "two"), done(7, answer("a5", "second")),
+            start(8, "a8"), user(9, "three"), changes(10, "u9", Some("a8")), error(11, "stopped"),
+        ] => |s| {
+        assert_eq!(ids(&s), ["u2", "a1", "u6", "a5", "u9", "a8"]);
+        assert_eq!(checkpoint_of(&s, "a1").as_deref(), Some("u2"));
+        assert_eq!(checkpoint_of(&s, "a5"), None);
+        assert_eq!(checkpoint_of(&s, "a8").as_deref(), Some("u9"), "a run that failed still says what it changed");
+    }
+
+    // A stream joined mid-run names the answer by a placeholder until `done`: the summary follows it.
+    changes_of_a_run_joined_mid_stream_follow_the_answer_to_its_final_id:
+        empty(), [delta(4, "ok"), changes(5, "u3", Some("a1")), done(6, answer("a1", "ok"))] => |s| {
+        assert_eq!(ids(&s), ["a1"]);
+        assert_eq!(checkpoint_of(&s, "a1").as_deref(), Some("u3"));
+    }
+
+    changes_outside_any_run_naming_no_known_message_are_dropped:
+        empty(), [changes(1, "u0", Some("nowhere"))] => |s| {
+        assert!(s.messages.is_empty());
+        assert_eq!(s.last_seq, 1);
     }
 
     ping_changes_nothing_but_a_pause_in_the_output:

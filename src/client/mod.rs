@@ -133,6 +133,11 @@ pub async fn fork_session(session_id: &str, message_id: &str) -> Result<ForkResp
     json::<ForkResponse>(&checked(request.send().await?).await?).await
 }
 
+pub async fn run_changes(session_id: &str, key: &str) -> Result<ChangesResponse, ClientError> {
+    let response = Request::get(&format!("/api/sessions/{session_id}/changes/{key}")).send().await?;
+    json::<ChangesResponse>(&checked(response).await?).await
+}
+
 pub async fn stop(session_id: &str) -> Result<AbortResponse, ClientError> {
     let request = Request::post("/api/chat/abort").json(&AbortRequest { session_id: session_id.to_owned() })?;
     json::<AbortResponse>(&checked(request.send().await?).await?).await

@@ -10,6 +10,7 @@ use super::follow::{self, Page};
 use super::{notify, theme};
 use crate::app::{PageRequests, PageState, preselected_model};
 use crate::client::{self as api, ClientError};
+use crate::components::ChangesLoad;
 use crate::protocol::{ApprovalRequest, QuestionAnswerRequest, SearchHit};
 
 /// How often the sidebar's relative times are brought up to date.
@@ -35,6 +36,15 @@ pub fn connect(state: PageState) -> PageRequests {
                 if follow::restore_files(page, message_id).await {
                     follow::send(page, outgoing).await;
                 }
+            })
+        }),
+        load_changes: Callback::new(move |(key, into): (String, RwSignal<ChangesLoad>)| {
+            leptos::task::spawn_local(async move {
+                let Some(session_id) = state.session_id.get_untracked() else { return };
+                into.set(match api::run_changes(&session_id, &key).await {
+                    Ok(changes) => ChangesLoad::Loaded(std::sync::Arc::new(changes)),
+                    Err(error) => ChangesLoad::Failed(error.to_string()),
+                });
             })
         }),
         stop: Callback::new(move |()| {

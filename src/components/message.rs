@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use crate::components::client_only::IntoRowView;
 
+use super::changes::{ChangesLoad, ChangesRow};
 use super::rows::{BranchPlace, MarkdownSignals, MessageRow, PartRow, PartSignals};
 use super::tool::ToolRow;
 use super::tool::{MessageParts, top_level};
@@ -33,6 +34,8 @@ pub struct MessageActions {
     pub restore: Callback<String>,
     /// Forks the session at a message into a new session: (its id).
     pub fork: Callback<String>,
+    /// Fetches the diff of a run's changes into the signal: (the run's checkpoint key, where the diff goes).
+    pub load_changes: Callback<(String, RwSignal<ChangesLoad>)>,
 }
 
 #[component]
@@ -66,6 +69,13 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
             <Show when=editing.clone() fallback=shown_parts>
                 {editor.clone()}
             </Show>
+            {
+                let changes = row.changes.clone();
+                move || {
+                    let load = actions?.load_changes;
+                    changes.get().map(|changes| view! { <ChangesRow changes load/> })
+                }
+            }
             // Copy is handled by the transcript's one click listener, which finds the message by its id.
             <div class="message__actions" hidden=editing>
                 {actions.map(|actions| view! { <BranchArrows place=row.place.clone() actions/> })}

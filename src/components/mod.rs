@@ -1,6 +1,7 @@
 //! The building blocks of the chat page, each in its own file.
 
 mod activity;
+mod changes;
 mod client_only;
 mod composer;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
@@ -16,6 +17,7 @@ mod tool;
 mod transcript;
 
 pub use activity::ActivityLine;
+pub use changes::ChangesLoad;
 pub use composer::{Composer, Outgoing};
 pub use message::MessageActions;
 pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
 use crate::markdown::{MarkdownStream, escape_html};
-use crate::protocol::{ChatMessage, ChatMessagePart, ChatToolPart, ErrorPart, Role};
+use crate::protocol::{ChatMessage, ChatMessagePart, ChatToolPart, ErrorPart, Role, RunChanges};
 
 /// Brings a text part's markdown to the text so far: [`MarkdownStream::sync`], which in the browser comes from a WASM
 /// chunk of its own (`markdown_chunk`).
@@ -64,6 +64,8 @@ pub struct MessageRow {
     pub parts: ArcRwSignal<Vec<PartRow>>,
     /// Where the message stands among its siblings, when it has any (an edit, a regeneration).
     pub place: ArcRwSignal<Option<BranchPlace>>,
+    /// What the run that finished this answer changed in the workspace's files, if it changed any.
+    pub changes: ArcRwSignal<Option<RunChanges>>,
 }
 
 /// "‹ 2/3 ›": a message's place among the versions of it, and the versions on either side.
@@ -189,6 +191,7 @@ impl TranscriptRows {
                             role: message.role,
                             parts: ArcRwSignal::new(Vec::new()),
                             place: ArcRwSignal::new(None),
+                            changes: ArcRwSignal::new(None),
                         },
                         parts: Vec::new(),
                     },
@@ -201,6 +204,10 @@ impl TranscriptRows {
             sync_parts(state, message, streaming == Some(index), parser, &mut report);
             let place = if branched { BranchPlace::of(snapshot, &message.id) } else { None };
             set_if_changed(&state.row.place, &place);
+            // Compared before cloning: a sync runs per batch of frames, and the summary rarely changes.
+            if state.row.changes.with_untracked(|shown| shown.as_ref() != message.changes.as_deref()) {
+                state.row.changes.set(message.changes.as_deref().cloned());
+            }
         }
         if report.rows_changed {
             self.view.set(self.rows.iter().map(|state| state.row.clone()).collect());

@@ -372,6 +372,7 @@ impl EventMapper {
                     role: Role::User,
                     parts: vec![ChatMessagePart::text(message.text)],
                     created_at: Some(created_at),
+                    changes: None,
                 };
                 self.emit(ChatFrame::Message(MessageFrame { seq: None, message: user }), out);
             }
@@ -651,10 +652,15 @@ impl EventMapper {
                 role: streamed.role,
                 parts: std::mem::take(&mut streamed.parts),
                 created_at: streamed.created_at,
+                changes: streamed.changes.take(),
             },
-            None => {
-                ChatMessage { id: run.message_id.clone(), role: Role::Assistant, parts: Vec::new(), created_at: None }
-            }
+            None => ChatMessage {
+                id: run.message_id.clone(),
+                role: Role::Assistant,
+                parts: Vec::new(),
+                created_at: None,
+                changes: None,
+            },
         };
         let renderable = message.parts.iter().any(|part| match part {
             ChatMessagePart::Text(text) => !text.text.trim().is_empty(),
@@ -678,6 +684,7 @@ impl EventMapper {
         } else {
             if let Some(streamed) = self.snapshot.message_mut(&run.message_id) {
                 streamed.parts = message.parts;
+                streamed.changes = message.changes;
             }
             Err(match (run.aborted, run.provider_error) {
                 (true, _) => ("the run was stopped before the agent answered".to_owned(), "aborted"),
@@ -699,6 +706,23 @@ impl EventMapper {
             }
         };
         self.emit(frame, &mut out);
+        out
+    }
+
+    /// What the open run changed in the workspace's files, for its answer: a `changes` frame, told by the server
+    /// once the run's checkpoint after it is taken and before the run ends. Nothing outside a run.
+    pub fn changes(&mut self, changes: RunChanges) -> Vec<ChatFrame> {
+        let mut out = Vec::new();
+        let Some(run) = &self.run else {
+            self.stats.ignored += 1;
+            return out;
+        };
+        let RunChanges { checkpoint, files, additions, deletions } = changes;
+        let message_id = Some(run.message_id.clone());
+        self.emit(
+            ChatFrame::Changes(ChangesFrame { seq: None, checkpoint, files, additions, deletions, message_id }),
+            &mut out,
+        );
         out
     }
 

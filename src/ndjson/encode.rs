@@ -86,6 +86,7 @@ pub(super) fn frame(frame: &ChatFrame, out: &mut Vec<u8>) {
         | ChatFrame::Plan(_)
         | ChatFrame::Queue(_)
         | ChatFrame::Branch(_)
+        | ChatFrame::Changes(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)
@@ -171,6 +172,11 @@ fn chat_message(out: &mut Vec<u8>, message: &ChatMessage) {
     if let Some(created_at) = message.created_at {
         out.extend_from_slice(b",\"createdAt\":");
         number(out, created_at);
+    }
+    // One per finished run at most: serde_json's own path is fast enough.
+    if let Some(changes) = &message.changes {
+        out.extend_from_slice(b",\"changes\":");
+        serde_json::to_writer(&mut *out, changes).expect("a changes summary always serializes to JSON");
     }
     out.push(b'}');
 }

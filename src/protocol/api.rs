@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::changes::ChangedFile;
 use super::frame::{AgentMode, ChatPlanState, Seq};
 use super::message::ChatMessage;
 
@@ -255,6 +256,22 @@ pub struct RestoreResponse {
     /// The checkpoint of the files just before the restore.
     pub backup: String,
     /// Left alone because no checkpoint holds them (`.gitignore`d paths are not listed).
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// `GET /api/sessions/{id}/changes/{key}`: what the run with checkpoint `key` changed, with its unified diff.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangesResponse {
+    pub files: Vec<ChangedFile>,
+    pub additions: u32,
+    pub deletions: u32,
+    /// Git's unified diff of every changed file (`diff --git a/… b/…` headers), cut at a line end past 1 MiB.
+    pub diff: String,
+    /// The diff was cut: `files` still lists every file.
+    pub truncated: bool,
+    /// Files either checkpoint left out (over the size limit, nested repositories): not in `files`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<SkippedFile>,
 }
 

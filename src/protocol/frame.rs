@@ -7,6 +7,7 @@ use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::changes::{ChangedFile, RunChanges};
 use super::message::{ChatMessage, ChatToolPart};
 use super::tool::TodoItem;
 
@@ -32,6 +33,7 @@ pub enum ChatFrame {
     State(StateFrame),
     Queue(QueueFrame),
     Branch(BranchFrame),
+    Changes(ChangesFrame),
     Compaction(CompactionFrame),
     Retry(RetryFrame),
     Done(DoneFrame),
@@ -53,6 +55,7 @@ pub enum FrameType {
     State,
     Queue,
     Branch,
+    Changes,
     Compaction,
     Retry,
     Done,
@@ -61,7 +64,7 @@ pub enum FrameType {
 }
 
 impl FrameType {
-    pub const ALL: [FrameType; 16] = [
+    pub const ALL: [FrameType; 17] = [
         FrameType::Start,
         FrameType::Message,
         FrameType::Delta,
@@ -73,6 +76,7 @@ impl FrameType {
         FrameType::State,
         FrameType::Queue,
         FrameType::Branch,
+        FrameType::Changes,
         FrameType::Compaction,
         FrameType::Retry,
         FrameType::Done,
@@ -93,6 +97,7 @@ impl FrameType {
             FrameType::State => "state",
             FrameType::Queue => "queue",
             FrameType::Branch => "branch",
+            FrameType::Changes => "changes",
             FrameType::Compaction => "compaction",
             FrameType::Retry => "retry",
             FrameType::Done => "done",
@@ -115,6 +120,7 @@ impl FrameType {
             "state" => FrameType::State,
             "queue" => FrameType::Queue,
             "branch" => FrameType::Branch,
+            "changes" => FrameType::Changes,
             "compaction" => FrameType::Compaction,
             "retry" => FrameType::Retry,
             "done" => FrameType::Done,
@@ -141,6 +147,7 @@ macro_rules! on_logged_frame {
             ChatFrame::State($payload) => $body,
             ChatFrame::Queue($payload) => $body,
             ChatFrame::Branch($payload) => $body,
+            ChatFrame::Changes($payload) => $body,
             ChatFrame::Compaction(CompactionFrame::Start($payload)) => $body,
             ChatFrame::Compaction(CompactionFrame::End($payload)) => $body,
             ChatFrame::Retry(RetryFrame::Start($payload)) => $body,
@@ -166,6 +173,7 @@ impl ChatFrame {
             ChatFrame::State(_) => FrameType::State,
             ChatFrame::Queue(_) => FrameType::Queue,
             ChatFrame::Branch(_) => FrameType::Branch,
+            ChatFrame::Changes(_) => FrameType::Changes,
             ChatFrame::Compaction(_) => FrameType::Compaction,
             ChatFrame::Retry(_) => FrameType::Retry,
             ChatFrame::Done(_) => FrameType::Done,
@@ -204,6 +212,7 @@ impl ChatFrame {
             | FrameType::State
             | FrameType::Queue
             | FrameType::Branch
+            | FrameType::Changes
             | FrameType::Compaction
             | FrameType::Retry
             | FrameType::Ping => false,
@@ -526,6 +535,36 @@ pub struct BranchFrame {
     pub message_id: String,
 }
 
+/// What the run changed in the workspace's files, between its checkpoints before and after it: logged right before
+/// the run's terminal frame, and only when at least one file changed. The diff itself is served by
+/// `GET /api/sessions/{id}/changes/{checkpoint}`, not logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChangesFrame {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<Seq>,
+    /// The run's checkpoint key (the prompt's message id, or the run's id for a regeneration).
+    pub checkpoint: String,
+    pub files: Vec<ChangedFile>,
+    pub additions: u32,
+    pub deletions: u32,
+    /// The run's answer; absent, the run in progress's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+}
+
+impl ChangesFrame {
+    /// The summary the answer keeps.
+    pub fn summary(&self) -> RunChanges {
+        RunChanges {
+            checkpoint: self.checkpoint.clone(),
+            files: self.files.clone(),
+            additions: self.additions,
+            deletions: self.deletions,
+        }
+    }
+}
+
 /// Why the context was compacted; an open set, so unknown reasons are kept as they are.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum CompactionReason {
@@ -702,6 +741,7 @@ impl<'de> Visitor<'de> for FrameVisitor {
             FrameType::State => StateFrame::deserialize(rest!()).map(ChatFrame::State),
             FrameType::Queue => QueueFrame::deserialize(rest!()).map(ChatFrame::Queue),
             FrameType::Branch => BranchFrame::deserialize(rest!()).map(ChatFrame::Branch),
+            FrameType::Changes => ChangesFrame::deserialize(rest!()).map(ChatFrame::Changes),
             FrameType::Compaction => match phased(frame_type, map)? {
                 Phased::Start(rest) => CompactionStart::deserialize(rest).map(CompactionFrame::Start),
                 Phased::End(rest) => CompactionEnd::deserialize(rest).map(CompactionFrame::End),

@@ -4,6 +4,7 @@ use serde::de::{Error as _, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::changes::RunChanges;
 use super::tool::{TodoItem, ToolKind, ToolOutputView, checklist};
 
 /// One message of the transcript.
@@ -16,6 +17,10 @@ pub struct ChatMessage {
     /// Milliseconds since the Unix epoch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<u64>,
+    /// What the run this answer finished changed in the workspace's files, from its `changes` frame. Boxed: few
+    /// messages have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Box<RunChanges>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

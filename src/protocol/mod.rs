@@ -5,12 +5,14 @@
 //! the server and the browser, so it has no `cfg` gates.
 
 mod api;
+mod changes;
 mod frame;
 mod message;
 mod tool;
 mod validate;
 
 pub use api::*;
+pub use changes::*;
 pub use frame::*;
 pub use message::*;
 pub use tool::*;

@@ -76,6 +76,11 @@ pub enum ChatError {
     NoCheckpoint(String),
     #[error("the fork's conversation could not be made: {0}")]
     Fork(String),
+    #[error(
+        "no record of what the run {0} changed: runs that started before checkpoints existed, runs still going and \
+         servers with checkpoints off have none"
+    )]
+    NoChanges(String),
     #[error("{0}")]
     Checkpoint(#[from] crate::checkpoints::CheckpointError),
     #[error("preparing the workspace {path}: {source}")]

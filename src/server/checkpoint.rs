@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::chat::{Chat, ChatError, new_id, now_ms};
-use crate::checkpoints::{Changes, Checkpoints, SkipReason};
+use crate::checkpoints::{Changes, Checkpoints, FileStatus, SkipReason};
 use crate::protocol::*;
 use crate::store::RunStatus;
 
@@ -143,6 +143,33 @@ impl Chat {
         }
     }
 
+    /// `GET /api/sessions/{id}/changes/{key}`: what the run with checkpoint `key` changed, with the unified diff,
+    /// read from its checkpoints before and after it. 404 for a key without both (an unknown one, or a run still
+    /// going).
+    pub async fn run_changes(&self, session_id: &str, key: &str) -> Result<ChangesResponse, ChatError> {
+        self.live(session_id).await?;
+        let store = self.checkpoints_of(session_id).ok_or_else(|| ChatError::NoChanges(key.to_owned()))?;
+        let (before, after) = (format!("before/{key}"), format!("after/{key}"));
+        let changes = off_the_clock(async move {
+            if !store.exists(&before).await || !store.exists(&after).await {
+                return None;
+            }
+            Some(store.changes(&before, &after).await)
+        })
+        .await
+        .ok_or_else(|| ChatError::NoChanges(key.to_owned()))??;
+        let summary = summary_of(key, &changes);
+        let (diff, truncated) = capped(changes.diff, MAX_DIFF_BYTES);
+        Ok(ChangesResponse {
+            files: summary.files,
+            additions: summary.additions,
+            deletions: summary.deletions,
+            diff,
+            truncated,
+            skipped: changes.skipped.into_iter().map(skipped_file).collect(),
+        })
+    }
+
     fn notes_of(&self, session_id: &str, key: &str) -> Option<RunNote> {
         read_note(&self.note_path(session_id, key))
     }
@@ -198,16 +225,7 @@ impl Chat {
             tracing::error!(session = %session_id, "recording the end of a restore failed: {error}");
         }
         let restored = restored?;
-        let skipped = left_out?
-            .into_iter()
-            .map(|skipped| SkippedFile {
-                path: skipped.path,
-                reason: match skipped.reason {
-                    SkipReason::TooLarge { bytes } => format!("larger than the checkpoint limit ({bytes} bytes)"),
-                    SkipReason::Repository => "a git repository of its own".to_owned(),
-                },
-            })
-            .collect();
+        let skipped = left_out?.into_iter().map(skipped_file).collect();
         Ok(RestoreResponse {
             changed: restored.changed,
             removed: restored.removed,
@@ -215,6 +233,55 @@ impl Chat {
             backup: restored.backup,
             skipped,
         })
+    }
+}
+
+/// The longest diff `GET /api/sessions/{id}/changes/{key}` answers with: a run that rewrote a tree of generated
+/// files must not make the page draw (or the server send) megabytes of lines; the file list still has them all.
+pub(super) const MAX_DIFF_BYTES: usize = 1024 * 1024;
+
+/// The summary of a run's changes that its `changes` frame logs and its answer keeps: the files and counts, not the
+/// diff.
+pub(super) fn summary_of(key: &str, changes: &Changes) -> RunChanges {
+    let files = changes
+        .files
+        .iter()
+        .map(|file| ChangedFile {
+            path: file.path.clone(),
+            status: match file.status {
+                FileStatus::Added => ChangeStatus::Added,
+                FileStatus::Modified => ChangeStatus::Modified,
+                FileStatus::Deleted => ChangeStatus::Deleted,
+            },
+            additions: file.additions,
+            deletions: file.deletions,
+            binary: file.binary,
+        })
+        .collect();
+    RunChanges { checkpoint: key.to_owned(), files, additions: changes.additions, deletions: changes.deletions }
+}
+
+/// `diff` cut to at most `limit` bytes at the end of a line (so no hunk line is drawn half), and whether it was cut.
+fn capped(mut diff: String, limit: usize) -> (String, bool) {
+    if diff.len() <= limit {
+        return (diff, false);
+    }
+    let mut end = limit;
+    while !diff.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = diff[..end].rfind('\n').map_or(0, |at| at + 1);
+    diff.truncate(end);
+    (diff, true)
+}
+
+fn skipped_file(skipped: crate::checkpoints::Skipped) -> SkippedFile {
+    SkippedFile {
+        path: skipped.path,
+        reason: match skipped.reason {
+            SkipReason::TooLarge { bytes } => format!("larger than the checkpoint limit ({bytes} bytes)"),
+            SkipReason::Repository => "a git repository of its own".to_owned(),
+        },
     }
 }
 
@@ -229,4 +296,19 @@ fn read_note(path: &std::path::Path) -> Option<RunNote> {
 async fn off_the_clock<T: Send + 'static>(work: impl std::future::Future<Output = T> + Send + 'static) -> T {
     let runtime = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || runtime.block_on(work)).await.expect("checkpoint work does not panic")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::capped;
+
+    #[test]
+    fn a_long_diff_is_cut_at_the_end_of_a_line_and_says_so() {
+        let diff = "+one\n+two\n+three\n".to_owned();
+        assert_eq!(capped(diff.clone(), 100), (diff.clone(), false));
+        assert_eq!(capped(diff.clone(), diff.len()), (diff.clone(), false));
+        assert_eq!(capped(diff.clone(), 11), ("+one\n+two\n".to_owned(), true));
+        assert_eq!(capped(diff.clone(), 9), ("+one\n".to_owned(), true));
+        assert_eq!(capped("+é\n+é\n".to_owned(), 6), ("+é\n".to_owned(), true), "never inside a character");
+    }
 }

@@ -58,9 +58,10 @@ impl From<ChatError> for ApiError {
     fn from(error: ChatError) -> ApiError {
         let message = error.to_string();
         match error {
-            ChatError::UnknownSession(_) | ChatError::UnknownMessage(_) | ChatError::NoCheckpoint(_) => {
-                ApiError::NotFound(message)
-            }
+            ChatError::UnknownSession(_)
+            | ChatError::UnknownMessage(_)
+            | ChatError::NoCheckpoint(_)
+            | ChatError::NoChanges(_) => ApiError::NotFound(message),
             ChatError::RestoreWhileRunning => ApiError::Conflict(message),
             ChatError::Checkpoint(_) => ApiError::Internal(message),
             ChatError::EmptyMessage | ChatError::EmptyTitle | ChatError::UnknownModel { .. } => {

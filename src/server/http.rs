@@ -35,6 +35,8 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/export",
     "/api/sessions/{id}/branch",
     "/api/sessions/{id}/restore",
+    "/api/sessions/{id}/fork",
+    "/api/sessions/{id}/changes/{key}",
     "/api/search",
     "/api/{*rest}",
 ];
@@ -72,6 +74,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/branch", post(show_branch))
         .route("/api/sessions/{id}/restore", post(restore_files))
         .route("/api/sessions/{id}/fork", post(fork_session))
+        .route("/api/sessions/{id}/changes/{key}", get(run_changes))
         .route("/api/search", get(search))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
@@ -282,6 +285,13 @@ async fn fork_session(
     ApiJson(request): ApiJson<ForkRequest>,
 ) -> Result<(StatusCode, Json<ForkResponse>), ApiError> {
     Ok((StatusCode::CREATED, Json(state.chat.fork_session(&id, &request.message_id).await?)))
+}
+
+async fn run_changes(
+    State(state): State<AppState>,
+    ApiPath((id, key)): ApiPath<(String, String)>,
+) -> Result<Json<ChangesResponse>, ApiError> {
+    Ok(Json(state.chat.run_changes(&id, &key).await?))
 }
 
 async fn delete_session(

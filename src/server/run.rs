@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use super::branch::RerunPlan;
 use super::chat::{Chat, ChatError, new_id, now_ms};
+use super::checkpoint::summary_of;
 use super::sessions::{ActiveRun, SessionLive};
 use crate::chat_state::ChatSnapshot;
 use crate::mapper::{EventMapper, RunMeta};
@@ -74,6 +75,7 @@ impl Chat {
             role: Role::User,
             parts: vec![ChatMessagePart::text(shown_prompt(request))],
             created_at: Some(now_ms()),
+            changes: None,
         });
         // Restore finds the checkpoint from the message that started the run; a regeneration has no message of its
         // own, so its checkpoint is the run's.
@@ -290,9 +292,24 @@ impl RunTask {
             };
             settling.extend(std::iter::from_fn(|| receiver.try_recv().ok()));
             let events = settling;
+            // The note kept beside the checkpoints of what the run changed lets Restore put back only what runs
+            // changed. A run that ended early (its runtime sent malformed data) has already logged its end.
+            let changed = if ended { None } else { self.chat.checkpoint_after(self.live.id(), &self.checkpoint).await };
+            // What the run changed goes on its answer, ahead of the frames that end the run; a run that changed no
+            // file says nothing of it.
+            let changed = changed
+                .filter(|changes| !changes.files.is_empty())
+                .map(|changes| summary_of(&self.checkpoint, &changes));
             let run_id = self.run_id.clone();
             let finish = move |mapper: &mut EventMapper| {
+                // Last before the run's end: after what the agent said, ahead of its settling (the built-in agent's
+                // last event, or pi's end told below).
+                let mut events = events;
+                let settles_at = events.iter().position(|event| matches!(event, AgentEvent::AgentSettled));
+                let settling = events.split_off(settles_at.unwrap_or(events.len()));
                 let mut frames = map_all(mapper, events);
+                frames.extend(changed.map(|changes| mapper.changes(changes)).unwrap_or_default());
+                frames.extend(map_all(mapper, settling));
                 match end {
                     // The built-in agent settles the run with its own last event; pi's end is told here.
                     RunEnd::Settled { session_file } if mapper.is_run_open() => {
@@ -309,11 +326,6 @@ impl RunTask {
                 }
                 frames
             };
-            // The note kept beside the checkpoints of what the run changed lets Restore put back only what runs
-            // changed. A run that ended early (its runtime sent malformed data) has already logged its end.
-            if !ended {
-                self.chat.checkpoint_after(self.live.id(), &self.checkpoint).await;
-            }
             ended |= self.record(mapper, finish).await;
             // The terminal frame could not be logged: the run still ends, so the session does not look busy (unless
             // another instance took it over, which ends it).

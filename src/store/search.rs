@@ -55,6 +55,7 @@ pub fn indexed(frame: &ChatFrame) -> Option<IndexedMessage> {
         | ChatFrame::State(_)
         | ChatFrame::Queue(_)
         | ChatFrame::Branch(_)
+        | ChatFrame::Changes(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)
@@ -253,6 +254,7 @@ mod tests {
                 ChatMessagePart::tool(bash),
             ],
             created_at: None,
+            changes: None,
         };
         let frame = ChatFrame::Message(MessageFrame { seq: None, message });
         assert_eq!(

@@ -27,7 +27,8 @@ async fn started(store: &dyn Store, run_id: &str, session_id: &str, owner: &str,
 }
 
 fn done(session_id: &str, run_id: &str) -> Append {
-    let message = ChatMessage { id: "m1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None };
+    let message =
+        ChatMessage { id: "m1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None, changes: None };
     let frame = ChatFrame::Done(DoneFrame {
         seq: None,
         run_id: run_id.into(),
@@ -274,7 +275,7 @@ async fn controls_wait_for_their_owner_and_are_forgotten_once_answered() {
 }
 
 fn said(session_id: &str, id: &str, role: Role, parts: Vec<ChatMessagePart>) -> Append {
-    let message = ChatMessage { id: id.into(), role, parts, created_at: None };
+    let message = ChatMessage { id: id.into(), role, parts, created_at: None, changes: None };
     let frame = ChatFrame::Message(crate::protocol::MessageFrame { seq: None, message });
     Append { frames: vec![frame], ..deltas(session_id, None, 0) }
 }
@@ -371,6 +372,7 @@ async fn answers_and_tool_commands_are_indexed_but_thinking_is_not() {
                 ChatMessagePart::text("The answer is visible"),
             ],
             created_at: None,
+            changes: None,
         };
         let frame = ChatFrame::Done(DoneFrame {
             seq: None,
@@ -443,6 +445,7 @@ async fn a_query_matching_more_than_are_ranked_ranks_the_newest() {
                     role: Role::User,
                     parts: vec![ChatMessagePart::text(text)],
                     created_at: None,
+                    changes: None,
                 };
                 ChatFrame::Message(crate::protocol::MessageFrame { seq: None, message })
             })

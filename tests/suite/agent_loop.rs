@@ -73,6 +73,7 @@ impl Session {
             role: Role::User,
             parts: vec![ChatMessagePart::text(prompt)],
             created_at: None,
+            changes: None,
         };
         // The server opens the run in the mode the run works in, which a plan action decides.
         let mut frames =

@@ -154,6 +154,7 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
                     role: Role::User,
                     parts: vec![ChatMessagePart::text(text)],
                     created_at: None,
+                    changes: None,
                 },
             })
         };
@@ -306,6 +307,7 @@ fn activity_after(frame: &ChatFrame, before: Option<Activity>) -> Option<Activit
         ChatFrame::Done(_) | ChatFrame::Error(_) => None,
         ChatFrame::Message(_)
         | ChatFrame::Branch(_)
+        | ChatFrame::Changes(_)
         | ChatFrame::Delta(_)
         | ChatFrame::Thinking(_)
         | ChatFrame::ToolDraft(_)

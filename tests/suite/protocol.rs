@@ -12,6 +12,23 @@ fn tool(name: &str, call_id: &str, state: ToolState) -> ChatToolPart {
     ChatToolPart::new(name, call_id, state)
 }
 
+/// A run's changed files: one of each status, and a binary one.
+fn changed_files() -> Vec<ChangedFile> {
+    let file = |path: &str, status, additions, deletions, binary| ChangedFile {
+        path: path.into(),
+        status,
+        additions,
+        deletions,
+        binary,
+    };
+    vec![
+        file("src/new.rs", ChangeStatus::Added, 2, 0, false),
+        file("README.md", ChangeStatus::Modified, 1, 1, false),
+        file("old.txt", ChangeStatus::Deleted, 0, 0, false),
+        file("logo.png", ChangeStatus::Modified, 0, 0, true),
+    ]
+}
+
 /// One example of every frame type, part kind, tool state, lifecycle name and phase.
 fn every_kind_of_frame() -> Vec<ChatFrame> {
     let user = ChatMessage {
@@ -19,6 +36,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         role: Role::User,
         parts: vec![ChatMessagePart::text("List the files, then fix the typo in README.md")],
         created_at: Some(1_764_470_000_000),
+        changes: None,
     };
     let mut bash_done = tool("Bash", "call-1", ToolState::OutputAvailable);
     bash_done.index = Some(0);
@@ -45,6 +63,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             ChatMessagePart::Error(ErrorPart { title: None, message: "tool output truncated".into() }),
         ],
         created_at: None,
+        changes: None,
     };
     let mut draft = tool("Write", "call-4", ToolState::InputStreaming);
     draft.index = Some(1);
@@ -181,6 +200,14 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             attempt: 3,
             final_error: Some("503 Service Unavailable".into()),
         })),
+        ChatFrame::Changes(ChangesFrame {
+            seq: None,
+            checkpoint: "msg-user-2".into(),
+            files: changed_files(),
+            additions: 3,
+            deletions: 1,
+            message_id: Some("msg-asst-2".into()),
+        }),
         ChatFrame::Done(DoneFrame {
             seq: None,
             run_id: "run-1".into(),
@@ -192,7 +219,18 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         ChatFrame::Done(DoneFrame {
             seq: None,
             run_id: "run-2".into(),
-            message: ChatMessage { id: "msg-asst-2".into(), role: Role::Assistant, parts: vec![], created_at: None },
+            message: ChatMessage {
+                id: "msg-asst-2".into(),
+                role: Role::Assistant,
+                parts: vec![],
+                created_at: None,
+                changes: Some(Box::new(RunChanges {
+                    checkpoint: "msg-user-2".into(),
+                    files: changed_files(),
+                    additions: 3,
+                    deletions: 1,
+                })),
+            },
             session_id: "sess-1".into(),
             session_file: None,
             session_reset: None,
@@ -279,6 +317,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             | ChatFrame::Plan(_)
             | ChatFrame::Queue(_)
             | ChatFrame::Branch(_)
+            | ChatFrame::Changes(_)
             | ChatFrame::Error(_)
             | ChatFrame::Ping => {}
         }

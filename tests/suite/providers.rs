@@ -93,6 +93,7 @@ impl Session {
             role: Role::User,
             parts: vec![ChatMessagePart::text(prompt)],
             created_at: None,
+            changes: None,
         };
         let mut frames = self.mapper.open_run(RunMeta { prompt: Some(user), ..RunMeta::default() });
         let options = RunOptions::default();

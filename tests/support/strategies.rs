@@ -81,8 +81,32 @@ pub fn part() -> impl Strategy<Value = ChatMessagePart> {
 }
 
 pub fn message() -> impl Strategy<Value = ChatMessage> {
-    (id(), prop_oneof![Just(Role::User), Just(Role::Assistant)], vec(part(), 0..4), option::of(any::<u64>()))
-        .prop_map(|(id, role, parts, created_at)| ChatMessage { id, role, parts, created_at })
+    (
+        id(),
+        prop_oneof![Just(Role::User), Just(Role::Assistant)],
+        vec(part(), 0..4),
+        option::of(any::<u64>()),
+        option::of(run_changes()),
+    )
+        .prop_map(|(id, role, parts, created_at, changes)| ChatMessage {
+            id,
+            role,
+            parts,
+            created_at,
+            changes: changes.map(Box::new),
+        })
+}
+
+fn changed_file() -> impl Strategy<Value = ChangedFile> {
+    let status = prop_oneof![Just(ChangeStatus::Added), Just(ChangeStatus::Modified), Just(ChangeStatus::Deleted)];
+    (text(), status, any::<u32>(), any::<u32>(), any::<bool>()).prop_map(
+        |(path, status, additions, deletions, binary)| ChangedFile { path, status, additions, deletions, binary },
+    )
+}
+
+pub fn run_changes() -> impl Strategy<Value = RunChanges> {
+    (id(), vec(changed_file(), 0..3), any::<u32>(), any::<u32>())
+        .prop_map(|(checkpoint, files, additions, deletions)| RunChanges { checkpoint, files, additions, deletions })
 }
 
 fn seq() -> impl Strategy<Value = Option<Seq>> {
@@ -147,6 +171,10 @@ pub fn frame() -> impl Strategy<Value = ChatFrame> {
                 })
             }),
         (seq(), id()).prop_map(|(seq, message_id)| ChatFrame::Branch(BranchFrame { seq, message_id })),
+        (seq(), run_changes(), option::of(id())).prop_map(|(seq, changes, message_id)| {
+            let RunChanges { checkpoint, files, additions, deletions } = changes;
+            ChatFrame::Changes(ChangesFrame { seq, checkpoint, files, additions, deletions, message_id })
+        }),
         (seq(), message()).prop_map(|(seq, message)| ChatFrame::Message(MessageFrame { seq, message })),
         (seq(), text(), option::of(id())).prop_map(|(seq, text, message_id)| ChatFrame::Delta(DeltaFrame {
             seq,

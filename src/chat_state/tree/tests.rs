@@ -25,6 +25,7 @@ fn user(seq: Seq, id: &str, text: &str) -> ChatFrame {
             role: Role::User,
             parts: vec![ChatMessagePart::text(text)],
             created_at: None,
+            changes: None,
         },
     })
 }
@@ -38,6 +39,7 @@ fn done(seq: Seq, id: &str, text: &str) -> ChatFrame {
             role: Role::Assistant,
             parts: vec![ChatMessagePart::text(text)],
             created_at: None,
+            changes: None,
         },
         session_id: "s".into(),
         session_file: None,

@@ -25,6 +25,7 @@ fn user(seq: Seq, text: &str) -> ChatFrame {
             role: Role::User,
             parts: vec![ChatMessagePart::text(text)],
             created_at: None,
+            changes: None,
         },
     })
 }
@@ -174,5 +175,39 @@ fn an_error_frame_adds_an_error_row_to_the_run() {
                 panic!("not an error row")
             }
         }
+    });
+}
+
+#[test]
+fn an_answer_row_gets_its_runs_changes_and_keeps_the_same_signal_through_done() {
+    let owner = Owner::new();
+    owner.with(|| {
+        let mut snapshot = ChatSnapshot::default();
+        let mut rows = TranscriptRows::default();
+        feed(&mut snapshot, &mut rows, &[start(1, "a1"), user(2, "go"), delta(3, "Done.")]);
+        let answer = rows.view().get_untracked()[1].changes.clone();
+        assert_eq!(answer.get_untracked(), None);
+        let file = ChangedFile {
+            path: "a.txt".into(),
+            status: ChangeStatus::Added,
+            additions: 4,
+            deletions: 0,
+            binary: false,
+        };
+        let changes = ChatFrame::Changes(ChangesFrame {
+            seq: Some(4),
+            checkpoint: "u2".into(),
+            files: vec![file],
+            additions: 4,
+            deletions: 0,
+            message_id: Some("a1".into()),
+        });
+        let report = feed(&mut snapshot, &mut rows, &[changes]);
+        assert!(!report.rows_changed, "the summary changes the answer's row, not the list of rows");
+        assert_eq!(answer.get_untracked().map(|changes| changes.summary()).as_deref(), Some("1 file changed, +4 −0"));
+        let done = done(5, &snapshot);
+        feed(&mut snapshot, &mut rows, &[done]);
+        assert_eq!(answer.get_untracked().map(|changes| changes.checkpoint).as_deref(), Some("u2"));
+        assert_eq!(rows.view().get_untracked()[0].changes.get_untracked(), None, "the prompt has none");
     });
 }

@@ -54,6 +54,8 @@ pub struct ToolRowContext {
 fn run_active(context: Option<ToolRowContext>) -> bool {
     context.is_none_or(|context| context.run_active.get())
 }
+pub(crate) use diff::parse_unified;
+pub(crate) use files::DiffView;
 use task_group::TaskGroup;
 pub(crate) use task_group::{MessageParts, top_level};
 

@@ -79,6 +79,7 @@ async fn a_restart_gives_no_second_terminal_frame_to_a_run_whose_done_was_logged
             role: Role::Assistant,
             parts: vec![ChatMessagePart::text("hi")],
             created_at: None,
+            changes: None,
         };
         let done = ChatFrame::Done(DoneFrame {
             seq: None,
