@@ -72,9 +72,28 @@ fn tool_states(lines: &[String], part_type: &str) -> Vec<String> {
         .collect()
 }
 
+/// chatwire on the real pi, whose model is `model`: chatwire's data, pi's agent dir and `HOME` under `dir`.
+fn start_chatwire_on_pi(dir: &Path, model: &FakeServer) -> Server {
+    let (home, agent_dir) = (dir.join("home"), dir.join("pi-agent"));
+    std::fs::create_dir_all(&home).unwrap();
+    configure_pi(&agent_dir, &model.base_url);
+    let pi_command = format!("{} --offline", pi_executable().display());
+    let script = script_file(dir, r#"{"turns":[{"text":"unused"}]}"#);
+    Server::start_with_env(
+        &dir.join("data"),
+        &script,
+        &["--runtime", "pi", "--pi-command", &pi_command],
+        &[
+            ("HOME", home.to_str().unwrap()),
+            ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
+            ("PI_OFFLINE", "1"),
+            ("PI_TELEMETRY", "0"),
+        ],
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_pi_runs_tools_stops_and_steers() {
-    let pi = pi_executable();
     let model = FakeServer::start(
         vec![
             Reply::Sse(openai_tool_call("call_1", "bash", &json!({"command": "echo hello from bash > hello.txt"}))),
@@ -89,24 +108,8 @@ async fn real_pi_runs_tools_stops_and_steers() {
     )
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let (home, agent_dir) = (dir.path().join("home"), dir.path().join("pi-agent"));
-    std::fs::create_dir_all(&home).unwrap();
-    configure_pi(&agent_dir, &model.base_url);
-    let pi_command = format!("{} --offline", pi.display());
-    let script = script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#);
-    let start_chatwire = || {
-        Server::start_with_env(
-            &dir.path().join("data"),
-            &script,
-            &["--runtime", "pi", "--pi-command", &pi_command],
-            &[
-                ("HOME", home.to_str().unwrap()),
-                ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
-                ("PI_OFFLINE", "1"),
-                ("PI_TELEMETRY", "0"),
-            ],
-        )
-    };
+    let agent_dir = dir.path().join("pi-agent");
+    let start_chatwire = || start_chatwire_on_pi(dir.path(), &model);
     let server = start_chatwire();
     let session = server.new_session().await;
     let workspace = dir.path().join("data/workspaces").join(&session);
@@ -196,26 +199,10 @@ fn sent_messages(body: &Value) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_pi_edits_regenerates_and_switches_branches_through_its_own_forks() {
-    let pi = pi_executable();
     let replies = ["answer one", "answer two", "answer three", "answer four", "answer five", "answer six"];
     let model = FakeServer::start(replies.iter().map(|text| Reply::Sse(openai_text(text))).collect(), "/v1").await;
     let dir = tempfile::tempdir().unwrap();
-    let (home, agent_dir) = (dir.path().join("home"), dir.path().join("pi-agent"));
-    std::fs::create_dir_all(&home).unwrap();
-    configure_pi(&agent_dir, &model.base_url);
-    let pi_command = format!("{} --offline", pi.display());
-    let script = script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#);
-    let server = Server::start_with_env(
-        &dir.path().join("data"),
-        &script,
-        &["--runtime", "pi", "--pi-command", &pi_command],
-        &[
-            ("HOME", home.to_str().unwrap()),
-            ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
-            ("PI_OFFLINE", "1"),
-            ("PI_TELEMETRY", "0"),
-        ],
-    );
+    let server = start_chatwire_on_pi(dir.path(), &model);
     let models: Value = server.get("/api/models").send().await.unwrap().json().await.unwrap();
     assert!(models.get("rerunUnavailable").is_none(), "pi offers edit and regenerate: {models}");
     let session = server.new_session().await;
@@ -298,26 +285,10 @@ async fn real_pi_edits_regenerates_and_switches_branches_through_its_own_forks()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_pi_forks_a_session_into_a_new_one_with_its_own_session_file() {
-    let pi = pi_executable();
     let replies = ["answer one", "answer two", "fork answer", "whole answer", "fresh answer", "answer three"];
     let model = FakeServer::start(replies.iter().map(|text| Reply::Sse(openai_text(text))).collect(), "/v1").await;
     let dir = tempfile::tempdir().unwrap();
-    let (home, agent_dir) = (dir.path().join("home"), dir.path().join("pi-agent"));
-    std::fs::create_dir_all(&home).unwrap();
-    configure_pi(&agent_dir, &model.base_url);
-    let pi_command = format!("{} --offline", pi.display());
-    let script = script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#);
-    let server = Server::start_with_env(
-        &dir.path().join("data"),
-        &script,
-        &["--runtime", "pi", "--pi-command", &pi_command],
-        &[
-            ("HOME", home.to_str().unwrap()),
-            ("PI_CODING_AGENT_DIR", agent_dir.to_str().unwrap()),
-            ("PI_OFFLINE", "1"),
-            ("PI_TELEMETRY", "0"),
-        ],
-    );
+    let server = start_chatwire_on_pi(dir.path(), &model);
     let session = server.new_session().await;
     let run = |session: String, message: &str| {
         let request = server.post("/api/chat", &json!({"sessionId": session, "message": message})).send();
