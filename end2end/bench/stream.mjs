@@ -183,7 +183,12 @@ async function measure(label, { server, cookie, sessionId, prompt, pkgDir, cssFi
   try {
     // BENCH_CSS: extra CSS to try a styling change without rebuilding (CSP bypassed for that only).
     const extraCss = cssFile ? await fs.readFile(cssFile, 'utf8') : process.env.BENCH_CSS;
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: Boolean(extraCss) });
+    // serviceWorkers: the worker would fetch the WASM itself, out of `page.route`'s reach.
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      bypassCSP: Boolean(extraCss),
+      serviceWorkers: 'block',
+    });
     await context.addCookies([{ name: cookie.split('=')[0], value: cookie.split('=').slice(1).join('='), url: server.origin }]);
     const page = await context.newPage();
     if (pkgDir) await servePkg(page, pkgDir);

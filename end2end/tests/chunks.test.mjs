@@ -20,7 +20,8 @@ describe('WASM chunks', () => {
   const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
 
   test('rows wait for a chunk that failed to load and are drawn when a retry gets it', { timeout: 120_000 }, async (t) => {
-    const browser = await launchBrowser();
+    // The service worker would fetch the chunks itself, out of `page.route`'s reach.
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
     t.after(() => browser.close());
     // The failed fetches are this test's doing: they are checked below instead.
     const { problems } = watchProblems(browser.context, { requests: false });

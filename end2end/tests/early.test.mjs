@@ -8,7 +8,8 @@ describe('chatwire before hydration', () => {
   const suite = serverForSuite({ script: { delayMs: 0, turns: [{ text: 'Got it.' }] } });
 
   test('what is typed before the page is live is kept and sent', { timeout: 60_000 }, async (t) => {
-    const browser = await launchBrowser();
+    // The service worker would fetch the WASM itself, out of `page.route`'s reach.
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
     t.after(() => browser.close());
     const { check } = watchProblems(browser.context);
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());

@@ -90,13 +90,15 @@ export function serverForSuite(options) {
  * Copies the server binary alone into an empty dir and runs it from there with a fresh data dir,
  * so any reliance on files beside it or in the cwd shows up as a failure.
  * `args` are extra `serve` flags (e.g. `['--approve', 'never']`); `script`, when given, is a `scripted` provider
- * script (an object) the server plays, written beside the binary and removed with it.
- * Resolves to { url, origin, output(), stop() } once the server has printed its URL.
+ * script (an object) the server plays, written beside the binary and removed with it. `addr` is the address to
+ * listen on (default: a free loopback port); `dataDir`, when given, is used instead of a fresh one and kept at
+ * `stop()`, so a second server can start where the first stopped.
+ * Resolves to { url, origin, output(), stop(), dataDir } once the server has printed its URL.
  */
-export async function startServer({ args = [], script } = {}) {
+export async function startServer({ args = [], script, addr = '127.0.0.1:0', dataDir: givenDataDir } = {}) {
   const source = await requireServerBinary();
   const binDir = await makeTempDir('chatwire-bin-');
-  const dataDir = await makeTempDir('chatwire-data-');
+  const dataDir = givenDataDir ?? (await makeTempDir('chatwire-data-'));
   const binary = path.join(binDir, path.basename(source));
   await fs.copyFile(source, binary);
   await fs.chmod(binary, 0o755);
@@ -106,7 +108,7 @@ export async function startServer({ args = [], script } = {}) {
     args = ['--script', file, ...args];
   }
 
-  const child = spawn(binary, ['serve', '--addr', '127.0.0.1:0', '--data-dir', dataDir, ...args], {
+  const child = spawn(binary, ['serve', '--addr', addr, '--data-dir', dataDir, ...args], {
     cwd: binDir,
     env: isolatedEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -147,7 +149,7 @@ export async function startServer({ args = [], script } = {}) {
     }
     process.removeListener('exit', killOnExit);
     await removeDir(binDir);
-    await removeDir(dataDir);
+    if (givenDataDir === undefined) await removeDir(dataDir);
   }
 
   try {

@@ -30,6 +30,9 @@ pub struct PageState {
     pub session_id: RwSignal<Option<String>>,
     /// The last request that failed, shown above the composer.
     pub problem: RwSignal<Option<String>>,
+    /// True while the server cannot be reached (the app opened offline, or the server is down): the page says so
+    /// and loads what failed again once the server answers.
+    pub unreachable: RwSignal<bool>,
     /// What the last request that did something out of sight did (a restore of files), shown above the composer.
     pub notice: RwSignal<Option<String>>,
     /// Text handed to the composer to edit and send (a fork at a user message hands that message back); the
@@ -66,6 +69,7 @@ impl PageState {
             sessions: RwSignal::new(Vec::new()),
             session_id: RwSignal::new(session_id),
             problem: RwSignal::new(None),
+            unreachable: RwSignal::new(false),
             notice: RwSignal::new(None),
             handed: RwSignal::new(None),
             link: RwSignal::new(Link::Idle),

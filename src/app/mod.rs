@@ -69,6 +69,9 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
                 <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <link rel="manifest" href="/manifest.webmanifest"/>
+                <link rel="apple-touch-icon" href="/icon-192.png"/>
+                <meta name="theme-color" content="#2f6feb"/>
                 <script nonce=leptos::nonce::use_nonce()>{THEME_SCRIPT}</script>
                 <AutoReload options/>
                 {assets.map(|assets| view! { <PageScripts assets/> })}
@@ -81,7 +84,8 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
     }
 }
 
-/// Loads the stylesheet and boots the WASM, which then hydrates the server-rendered page.
+/// Loads the stylesheet and boots the WASM, which then hydrates the server-rendered page; then registers the
+/// service worker (`public/sw.js`) that lets the installed app open without the server.
 ///
 /// Leptos' own `HydrationScripts` reads the hashed names from a `hash.txt`
 /// beside the executable at run time; ours come from the asset table, so a
@@ -92,7 +96,8 @@ fn PageScripts(
     assets: PageAssets,
 ) -> impl IntoView {
     let boot = format!(
-        "import init, {{ hydrate }} from {:?};\ninit({{ module_or_path: {:?} }}).then(() => hydrate());",
+        "import init, {{ hydrate }} from {:?};\ninit({{ module_or_path: {:?} }}).then(() => {{\n  hydrate();\n  \
+         if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
         assets.script, assets.wasm
     );
     view! {
@@ -196,6 +201,11 @@ fn ChatPage() -> impl IntoView {
             <main class="chat">
                 <Transcript chat=state.chat.read_only() on_suggestion/>
                 <ActivityLine activity running output_streaming reconnecting last_error/>
+                <Show when=move || state.unreachable.get()>
+                    <p class="chat__unreachable" role="alert" data-testid="unreachable">
+                        "The chatwire server cannot be reached. This page connects again by itself once it answers."
+                    </p>
+                </Show>
                 <Show when=move || state.problem.with(Option::is_some)>
                     <p class="chat__problem" role="alert">{move || state.problem.get()}</p>
                 </Show>

@@ -12,6 +12,7 @@ use leptos_router::NavigateOptions;
 use crate::app::{Link, PageState, skips_ahead};
 use crate::chat_state::{ChatSnapshot, apply};
 use crate::client::notify::Notices;
+use crate::client::reach;
 use crate::client::{self as api, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
 use crate::components::Outgoing;
 use crate::protocol::*;
@@ -232,9 +233,16 @@ pub fn open(page: Page, session_id: Option<String>) {
                     attach(page, last_seq);
                 }
             }
+            Err(error) if reach::lost(state, &error) => {}
             Err(error) => state.problem.set(Some(error.to_string())),
         }
     });
+}
+
+/// Opens the session on screen again, as if for the first time: its transcript could not be loaded before.
+pub fn reopen(page: Page) {
+    *page.live().opened.borrow_mut() = None;
+    open(page, page.state.session_id.get_untracked());
 }
 
 /// Follows the session's run with `GET /api/sessions/{id}/events?after=<last seq>` until a terminal frame newer
@@ -463,6 +471,7 @@ pub async fn refresh_sessions(state: PageState) {
             state.now.set(api::now_millis());
             state.sessions.set(sessions);
         }
+        Err(error) if reach::lost(state, &error) => {}
         Err(error) => state.problem.set(Some(error.to_string())),
     }
 }

@@ -5,6 +5,7 @@ mod batch;
 mod follow;
 mod notify;
 mod page;
+mod reach;
 mod theme;
 
 use std::cell::{Cell, RefCell};
@@ -88,6 +89,10 @@ pub async fn create_session() -> Result<SessionSummary, ClientError> {
 
 pub async fn list_sessions() -> Result<Vec<SessionSummary>, ClientError> {
     Ok(json::<SessionList>(&checked(Request::get("/api/sessions").send().await?).await?).await?.sessions)
+}
+
+pub async fn health() -> Result<HealthResponse, ClientError> {
+    json::<HealthResponse>(&checked(Request::get("/api/health").send().await?).await?).await
 }
 
 pub async fn models() -> Result<ModelsResponse, ClientError> {

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_router::NavigateOptions;
 
 use super::follow::{self, Page};
-use super::{notify, theme};
+use super::{notify, reach, theme};
 use crate::app::{PageRequests, PageState, preselected_model};
 use crate::client::{self as api, ClientError};
 use crate::components::ChangesLoad;
@@ -174,6 +174,11 @@ fn start(page: Page) {
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));
     leptos::task::spawn_local(load_models(state));
+    reach::watch(state, move || {
+        leptos::task::spawn_local(follow::refresh_sessions(state));
+        leptos::task::spawn_local(load_models(state));
+        follow::reopen(page);
+    });
 }
 
 async fn load_models(state: PageState) {
@@ -183,6 +188,7 @@ async fn load_models(state: PageState) {
             state.rerun_unavailable.set(models.rerun_unavailable);
             state.models.set(models.models);
         }
+        Err(error) if reach::lost(state, &error) => {}
         Err(error) => state.problem.set(Some(format!("Could not load the list of models: {error}"))),
     }
 }

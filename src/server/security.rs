@@ -28,9 +28,15 @@ pub struct Security {
     pub allowed_hosts: Vec<String>,
 }
 
-/// Routes anyone may reach: the health check and the static files the login page itself needs.
+/// Files the browser fetches without the page's credentials: the icon, and what installing the app reads (the
+/// manifest is fetched with credentials omitted) or registers (the service worker).
+const PUBLIC_FILES: [&str; 6] =
+    ["/favicon.svg", "/manifest.webmanifest", "/sw.js", "/icon-192.png", "/icon-512.png", "/icon-maskable-512.png"];
+
+/// Routes anyone may reach: the health check, the static files the login page itself needs, and the app's
+/// install files.
 pub fn is_public(path: &str) -> bool {
-    path == "/api/health" || path.starts_with("/pkg/") || path == "/favicon.svg"
+    path == "/api/health" || path.starts_with("/pkg/") || PUBLIC_FILES.contains(&path)
 }
 
 fn host_name(host: &str) -> &str {
