@@ -653,7 +653,8 @@ impl Store for PostgresStore {
                      ORDER BY score DESC, d.session_id, d.seq LIMIT $2",
                 )
                 .await?;
-            let params: [&(dyn ToSql + Sync); 3] = [&search::tsquery(&words), &(limit as i64), &search::RANKED_AT_MOST];
+            let ranked = search::ranked_at_most(&words);
+            let params: [&(dyn ToSql + Sync); 3] = [&search::tsquery(&words), &(limit as i64), &ranked];
             let rows = client.query(&statement, &params).await?;
             Ok(rows
                 .iter()

@@ -448,7 +448,7 @@ impl Store for SqliteStore {
                 .prepare_cached(
                     "SELECT rowid FROM search_fts WHERE search_fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
                 )?
-                .query_row(params![expression, search::RANKED_AT_MOST - 1], |row| row.get(0))
+                .query_row(params![expression, search::ranked_at_most(&words) - 1], |row| row.get(0))
                 .optional()?;
             // bm25 is lower for better matches; a title match counts double.
             let mut statement = c.prepare_cached(
@@ -692,5 +692,35 @@ mod tests {
         let hits = store.search("zeppelin", 10).await.unwrap();
         assert_eq!((hits.len(), hits[0].seq, hits[0].message_id.as_deref()), (1, Some(1), Some("m1")));
         assert_eq!(store.search("old", 10).await.unwrap()[0].seq, None, "the title is indexed");
+    }
+
+    #[tokio::test]
+    async fn the_prefix_migration_rebuilds_the_index_and_keeps_it_current() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            // A database of version 4, its index built the old way.
+            let connection = Connection::open(dir.path().join("chatwire.db")).unwrap();
+            connection.execute_batch(&schema::MIGRATIONS[..4].join(";")).unwrap();
+            connection.pragma_update(None, "user_version", 4).unwrap();
+            connection
+                .execute(
+                    "INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 'Zeppelin notes', 1, 1)",
+                    [],
+                )
+                .unwrap();
+            connection
+                .execute(
+                    "INSERT INTO search_docs (session_id, seq, message_id, body) \
+                     VALUES ('s1', 1, 'm1', 'remember the dirigible')",
+                    [],
+                )
+                .unwrap();
+        }
+        let store = SqliteStore::open(dir.path()).unwrap();
+        assert_eq!(store.search("dirigi", 10).await.unwrap()[0].message_id.as_deref(), Some("m1"));
+        assert_eq!(store.search("zeppel", 10).await.unwrap()[0].seq, None, "the title is still found");
+        store.rename_session("s1", "Airship notes", 2).await.unwrap();
+        assert!(store.search("zeppel", 10).await.unwrap().is_empty(), "the triggers keep the new index current");
+        assert_eq!(store.search("airshi", 10).await.unwrap().len(), 1);
     }
 }
