@@ -94,6 +94,18 @@ describe('chatwire as an installed app', () => {
       .locator('[data-testid="transcript"] .message[data-role="assistant"]')
       .getByText(ANSWER)
       .waitFor({ timeout: 30_000 });
+    assert.notEqual(new URL(page.url()).pathname, sessionPath, 'a new session, reached without a page load');
+
+    // Down again while the page is open: opening a session fails, and the page recovers the same way.
+    await server.stop();
+    await page.locator(`.sidebar__item[data-session-id="${sessionId}"] .sidebar__link`).click();
+    await page.locator('[data-testid="unreachable"]').waitFor({ timeout: 15_000 });
+    server = await startServer({ script: SCRIPT, dataDir, addr: address, args: ARGS });
+    await page.locator('[data-testid="unreachable"]').waitFor({ state: 'detached', timeout: 20_000 });
+    await page
+      .locator('[data-testid="transcript"] .message[data-role="user"]')
+      .getByText('a question before the server goes away')
+      .waitFor({ timeout: 10_000 });
     assert.deepEqual(pageErrors, [], 'no uncaught error in the page');
   });
 });

@@ -20,6 +20,13 @@ const CLOCK_TICK: Duration = Duration::from_secs(30);
 /// session's URL goes through it.
 pub fn connect(state: PageState) -> PageRequests {
     let page = Page::new(state);
+    // Here, owned by the page: `start` runs inside an effect that runs again at each navigation, and would take
+    // an effect made there down with it.
+    reach::watch(state, move || {
+        leptos::task::spawn_local(follow::refresh_sessions(state));
+        leptos::task::spawn_local(load_models(state));
+        follow::reopen(page);
+    });
     PageRequests {
         start: Callback::new(move |()| start(page)),
         open: Callback::new(move |session_id| follow::open(page, session_id)),
@@ -174,11 +181,6 @@ fn start(page: Page) {
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));
     leptos::task::spawn_local(load_models(state));
-    reach::watch(state, move || {
-        leptos::task::spawn_local(follow::refresh_sessions(state));
-        leptos::task::spawn_local(load_models(state));
-        follow::reopen(page);
-    });
 }
 
 async fn load_models(state: PageState) {
