@@ -1,5 +1,5 @@
 // Accessibility in Chromium against the release binary: axe-core (npm) over the empty state, a question card, the
-// quick switcher, a finished demo run and its Changes view; any serious or critical violation fails the test. axe
+// quick switcher, a finished demo run and its Changes view; any violation above minor fails the test. axe
 // is injected with `page.evaluate`, which the page's CSP (no inline scripts) does not govern.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,14 +13,14 @@ async function violations(page) {
   await page.evaluate(AXE);
   const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
   return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .filter((v) => v.impact !== 'minor')
     .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
 }
 
 describe('chatwire accessibility', () => {
   const suite = serverForSuite({ args: ['--approve', 'never'] });
 
-  test('axe finds nothing serious in the empty state, a card, the switcher and a finished run', { timeout: 120_000 }, async (t) => {
+  test('axe finds nothing above minor in the empty state, a card, the switcher and a finished run', { timeout: 120_000 }, async (t) => {
     const { page, check } = await openChat(t, suite.server);
     assert.deepEqual(await violations(page), [], 'the empty state');
 

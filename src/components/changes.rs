@@ -91,7 +91,7 @@ fn ChangesView(response: Arc<ChangesResponse>) -> impl IntoView {
             let label = path.clone();
             view! {
                 <section class="changes__file" aria-label=label>
-                    <h4 class="changes__path">{path}</h4>
+                    <h2 class="changes__path">{path}</h2>
                     <DiffView lines/>
                 </section>
             }

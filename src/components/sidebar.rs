@@ -41,7 +41,7 @@ where
     view! {
         <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
             <header class="sidebar__header">
-                <span class="sidebar__brand">"chatwire"</span>
+                <h1 class="sidebar__brand">"chatwire"</h1>
                 <a class="button button--ghost" href="/" data-testid="new-chat">"New chat"</a>
             </header>
             <SessionSearch hits=search_hits on_query=on_search on_open=on_open_hit/>

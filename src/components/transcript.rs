@@ -233,7 +233,7 @@ mod browser {
 fn EmptyState(on_suggestion: Callback<String>) -> impl IntoView {
     view! {
         <div class="empty-state">
-            <h1>"What should the agent do?"</h1>
+            <h2>"What should the agent do?"</h2>
             <ul class="empty-state__suggestions">
                 {SUGGESTIONS
                     .iter()
