@@ -66,6 +66,8 @@ describe('web search', () => {
       'one GET per search, in the SearXNG JSON form',
     );
     const rows = answer.locator(':scope > .tool[data-tool="WebSearch"]');
+    // The rows are drawn by the tool renderers' chunk, which may still be on its way when the text is in.
+    await rows.nth(1).waitFor({ timeout: 20_000 });
     assert.equal(await rows.count(), 2);
     assert.equal(await answer.locator('.approval').count(), 0, 'a search never waits for approval');
 
