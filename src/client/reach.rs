@@ -17,7 +17,7 @@ const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 
 /// True when the error says the server was not reached: no answer at all, or a proxy in front of it answering
 /// that it is down.
-pub fn means_unreachable(error: &ClientError) -> bool {
+fn means_unreachable(error: &ClientError) -> bool {
     match error {
         ClientError::Network(_) => true,
         ClientError::Stalled => false,

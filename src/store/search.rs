@@ -150,7 +150,6 @@ pub fn query_words(query: &str) -> Vec<String> {
     found
 }
 
-/// The FTS5 `MATCH` expression: every word quoted (so nothing in it is FTS syntax) and a prefix.
 /// How many of a query's newest matches are ranked: `RANKED_AT_MOST` shared out among the words. Scoring a match
 /// costs about as much again for each word (bm25 reads each word's hits in it), so a query of three common words,
 /// each in most messages, costs what a one-word query does (`fix build test` took 58 ms of a 59.7 ms p99 when
@@ -160,6 +159,7 @@ pub fn ranked_at_most(words: &[String]) -> i64 {
     (RANKED_AT_MOST / words).max(RANKED_AT_LEAST)
 }
 
+/// The FTS5 `MATCH` expression: every word quoted (so nothing in it is FTS syntax) and a prefix.
 pub fn fts5_query(words: &[String]) -> String {
     words.iter().map(|word| format!("\"{}\"*", word.replace('"', "\"\""))).collect::<Vec<_>>().join(" ")
 }
@@ -216,15 +216,15 @@ fn char_forward(text: &str, at: usize, count: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::protocol::{ChatToolPart, MessageFrame, Role, ToolState};
+
     #[test]
     fn more_words_rank_fewer_matches_down_to_a_floor() {
         let words = |n: usize| (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>();
-        let ranked: Vec<i64> = [0, 1, 2, 3, 4, 16].map(|n| super::ranked_at_most(&words(n))).into();
+        let ranked: Vec<i64> = [0, 1, 2, 3, 4, 16].map(|n| ranked_at_most(&words(n))).into();
         assert_eq!(ranked, [2_000, 2_000, 1_000, 666, 500, 500]);
     }
-
-    use super::*;
-    use crate::protocol::{ChatToolPart, MessageFrame, Role, ToolState};
 
     fn pieces(snippet: &[SnippetPiece]) -> String {
         snippet.iter().map(|p| if p.highlight { format!("[{}]", p.text) } else { p.text.clone() }).collect()

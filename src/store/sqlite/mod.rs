@@ -666,20 +666,23 @@ mod tests {
         assert_eq!(append.await.unwrap().unwrap()[0].logged.seq, 1);
     }
 
+    /// A database in `dir` as a chatwire of schema `version` left it, with one session `s1` titled `title`.
+    fn database_of_version(dir: &std::path::Path, version: usize, title: &str) -> Connection {
+        let connection = Connection::open(dir.join("chatwire.db")).unwrap();
+        connection.execute_batch(&schema::MIGRATIONS[..version].join(";")).unwrap();
+        connection.pragma_update(None, "user_version", version as u32).unwrap();
+        connection
+            .execute("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', ?1, 1, 1)", [title])
+            .unwrap();
+        connection
+    }
+
     #[tokio::test]
     async fn the_search_migration_indexes_an_existing_database() {
         let dir = tempfile::tempdir().unwrap();
         {
             // A database of version 3, with a titled session and a logged prompt.
-            let connection = Connection::open(dir.path().join("chatwire.db")).unwrap();
-            connection.execute_batch(&schema::MIGRATIONS[..3].join(";")).unwrap();
-            connection.pragma_update(None, "user_version", 3).unwrap();
-            connection
-                .execute(
-                    "INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 'Old title', 1, 1)",
-                    [],
-                )
-                .unwrap();
+            let connection = database_of_version(dir.path(), 3, "Old title");
             let line = super::super::tests::prompt_line(1, "m1", "remember the zeppelin");
             connection
                 .execute("INSERT INTO frames (session_id, seq, kind, line) VALUES ('s1', 1, 'message', ?1)", [line])
@@ -699,15 +702,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             // A database of version 4, its index built the old way.
-            let connection = Connection::open(dir.path().join("chatwire.db")).unwrap();
-            connection.execute_batch(&schema::MIGRATIONS[..4].join(";")).unwrap();
-            connection.pragma_update(None, "user_version", 4).unwrap();
-            connection
-                .execute(
-                    "INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 'Zeppelin notes', 1, 1)",
-                    [],
-                )
-                .unwrap();
+            let connection = database_of_version(dir.path(), 4, "Zeppelin notes");
             connection
                 .execute(
                     "INSERT INTO search_docs (session_id, seq, message_id, body) \

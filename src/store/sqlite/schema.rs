@@ -97,7 +97,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     // 5: prefix indexes of two to six characters (two and three before). A query word longer than the longest
     // prefix index makes FTS5 gather every document of every indexed word it starts before the newest can be
     // picked, which for common words is most of the log (benches/search.rs, 500,000 messages: `fix build test`
-    // 77–92 ms before, 22 ms after; writing a message costs about 1.5 times as much). The index is rebuilt from
+    // 72–110 ms before, 20–24 ms after; writing a message costs about 1.5 times as much). The index is rebuilt from
     // `search_docs`; the triggers name the table, not its definition, so they carry on.
     "DROP TABLE search_fts;
     CREATE VIRTUAL TABLE search_fts USING fts5(
