@@ -44,6 +44,7 @@ fn answer_of(bytes: usize) -> ChatSnapshot {
                 parts: vec![ChatMessagePart::text("Write a long answer.")],
                 created_at: None,
                 changes: None,
+                usage: None,
             },
         }),
     );

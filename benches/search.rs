@@ -90,6 +90,7 @@ fn session_frames(random: &mut Random, session: usize, messages: usize) -> Vec<C
                 parts: vec![ChatMessagePart::text(random.text(length))],
                 created_at: None,
                 changes: None,
+                usage: None,
             };
             ChatFrame::Message(MessageFrame { seq: None, message })
         })

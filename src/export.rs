@@ -147,7 +147,7 @@ mod tests {
     use serde_json::json;
 
     fn message(role: Role, parts: Vec<ChatMessagePart>) -> ChatMessage {
-        ChatMessage { id: "m".into(), role, parts, created_at: None, changes: None }
+        ChatMessage { id: "m".into(), role, parts, created_at: None, changes: None, usage: None }
     }
 
     fn tool(kind: &str, input: serde_json::Value, output: serde_json::Value) -> ChatMessagePart {

@@ -246,6 +246,7 @@ mod tests {
             status: SessionStatus::Idle,
             message_count: 2,
             last_seq: 3,
+            usage: None,
         };
         let copied = ForkResponse {
             session: session.clone(),

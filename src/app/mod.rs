@@ -229,6 +229,7 @@ fn ChatPage() -> impl IntoView {
                     on_model=requests.pick_model
                     mode=state.mode
                     handed=state.handed
+                    context=Signal::derive(move || state.chat.with(ChatSnapshot::context))
                 />
             </main>
         </div>

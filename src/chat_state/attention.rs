@@ -76,6 +76,7 @@ impl Attention {
             | ChatFrame::Queue(_)
             | ChatFrame::Branch(_)
             | ChatFrame::Changes(_)
+            | ChatFrame::Usage(_)
             | ChatFrame::Compaction(_)
             | ChatFrame::Retry(_)
             | ChatFrame::Ping => return None,

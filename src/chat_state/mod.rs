@@ -116,6 +116,11 @@ impl ChatSnapshot {
         self.run.is_some()
     }
 
+    /// How full the model's context is: as the shown branch's last counted model call left it.
+    pub fn context(&self) -> Option<ContextUse> {
+        self.messages.iter().rev().find_map(|message| message.usage.as_ref()?.context.clone())
+    }
+
     pub fn message(&self, id: &str) -> Option<&ChatMessage> {
         self.message_index.get(id).map(|&i| &self.messages[i])
     }
@@ -201,6 +206,7 @@ impl ChatSnapshot {
             parts: Vec::new(),
             created_at: None,
             changes: None,
+            usage: None,
         });
         self.run = Some(RunInProgress { run_id: None, message: index });
         index
@@ -331,6 +337,7 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                         parts: Vec::new(),
                         created_at: None,
                         changes: None,
+                        usage: None,
                     }),
                 },
             };
@@ -400,6 +407,14 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 snapshot.messages[index].changes = Some(Box::new(changes.summary()));
             }
         }
+        // Like `changes`: the named answer, else the run's.
+        ChatFrame::Usage(usage) => {
+            let named = usage.message_id.as_deref().and_then(|id| snapshot.message_index.get(id).copied());
+            if let Some(index) = named.or(snapshot.run.as_ref().map(|run| run.message)) {
+                let kept = snapshot.messages[index].usage.get_or_insert_default();
+                kept.add_call(&usage.usage, usage.context.as_ref());
+            }
+        }
         ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some(Activity::Compacting),
         ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some(Activity::Working),
         ChatFrame::Retry(RetryFrame::Start(retry)) => {
@@ -419,9 +434,12 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
             match index {
                 Some(index) => {
                     let old = std::mem::replace(&mut snapshot.messages[index], done.message.clone());
-                    // A `done` without the run's changes (one whose maker did not move them into it) keeps them.
+                    // A `done` without the run's changes or usage (its maker did not move them into it) keeps them.
                     if snapshot.messages[index].changes.is_none() {
                         snapshot.messages[index].changes = old.changes;
+                    }
+                    if snapshot.messages[index].usage.is_none() {
+                        snapshot.messages[index].usage = old.usage;
                     }
                     let old_id = old.id;
                     snapshot.tree.rename(&old_id, &done.message.id);
@@ -464,6 +482,7 @@ fn streams_output(frame: &ChatFrame) -> bool {
         | ChatFrame::Queue(_)
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
+        | ChatFrame::Usage(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Done(_)

@@ -26,6 +26,7 @@ fn user_message(id: &str, text: &str) -> ChatMessage {
         parts: vec![ChatMessagePart::text(text)],
         created_at: None,
         changes: None,
+        usage: None,
     }
 }
 
@@ -120,8 +121,26 @@ fn changes(seq: Seq, checkpoint: &str, message_id: Option<&str>) -> ChatFrame {
     })
 }
 
+/// One model call's `usage` frame: `input` tokens in, 10 out, the context then `used` of a 1,000-token window.
+fn call(seq: Seq, message_id: Option<&str>, input: u64, used: u64) -> ChatFrame {
+    ChatFrame::Usage(UsageFrame {
+        seq: Some(seq),
+        run_id: Some("run-1".into()),
+        message_id: message_id.map(str::to_owned),
+        usage: TokenUsage { input, output: 10, cache_read: 0, cache_write: 0, cost: None },
+        context: Some(ContextUse { used, window: Some(1000), compact_at: Some(800) }),
+    })
+}
+
 fn answer(id: &str, said: &str) -> ChatMessage {
-    ChatMessage { id: id.into(), role: Role::Assistant, parts: vec![text(said)], created_at: None, changes: None }
+    ChatMessage {
+        id: id.into(),
+        role: Role::Assistant,
+        parts: vec![text(said)],
+        created_at: None,
+        changes: None,
+        usage: None,
+    }
 }
 
 fn checkpoint_of(snapshot: &ChatSnapshot, id: &str) -> Option<String> {
@@ -170,6 +189,7 @@ rules! {
         empty(), [start(1, "a1"), delta_in(2, "m7", "Hel"), delta_in(3, "m7", "lo"), done(4, ChatMessage {
             id: "m7".into(), role: Role::Assistant, parts: vec![text("Hello")], created_at: None,
             changes: None,
+        usage: None,
         })] => |s| {
         assert_eq!(ids(&s), ["m7"]);
         assert_eq!(s.messages[0].parts, [text("Hello")]);
@@ -202,13 +222,14 @@ rules! {
         ChatSnapshot::from_detail(SessionDetail {
             session: SessionSummary {
                 session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
-                created_at: 1, updated_at: 2, message_count: 2, last_seq: 4,
+                created_at: 1, updated_at: 2, message_count: 2, last_seq: 4, usage: None,
             },
             messages: vec![user_message("u1", "hi")],
             last_seq: 4,
             pending: Some(ChatMessage {
                 id: "a1".into(), role: Role::Assistant, parts: vec![text("Hel")], created_at: None,
                 changes: None,
+            usage: None,
             }),
             plan: None,
             branches: None,
@@ -304,11 +325,11 @@ rules! {
         let resumed = ChatSnapshot::from_detail(SessionDetail {
             session: SessionSummary {
                 session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
-                created_at: 1, updated_at: 2, message_count: 1, last_seq: 3,
+                created_at: 1, updated_at: 2, message_count: 1, last_seq: 3, usage: None,
             },
             messages: Vec::new(),
             last_seq: 3,
-            pending: Some(ChatMessage { id: "a1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None, changes: None }),
+            pending: Some(ChatMessage { id: "a1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None, changes: None, usage: None }),
             plan: None,
             branches: None,
         });
@@ -378,6 +399,7 @@ rules! {
                       parts: vec![text("Hello!"), ChatMessagePart::tool(ChatToolPart::new(
                           "Bash", "c1", ToolState::OutputAvailable))],
                           changes: None,
+                  usage: None,
                   }), tool(6, "c1", ToolState::OutputError, None)] => |s| {
         assert_eq!(ids(&s), ["u2", "a1"]);
         assert_eq!(s.messages[1].parts[0], text("Hello!"));
@@ -392,6 +414,7 @@ rules! {
         empty(), [start(1, "a1"), queue(2, &["a"], &[]), done(3, ChatMessage {
             id: "a1".into(), role: Role::Assistant, parts: vec![text("ok")], created_at: None,
             changes: None,
+        usage: None,
         })] => |s| {
         assert!(s.queue.steering.is_empty());
     }
@@ -461,6 +484,36 @@ rules! {
         empty(), [changes(1, "u0", Some("nowhere"))] => |s| {
         assert!(s.messages.is_empty());
         assert_eq!(s.last_seq, 1);
+    }
+
+    // Each call adds into the run's answer; `done`, which here carries no usage, keeps the sum.
+    usage_sums_the_runs_calls_on_its_answer_and_outlives_its_done:
+        empty(), [start(1, "a1"), user(2, "go"), call(3, None, 100, 110), delta(4, "ok"), call(5, None, 200, 320),
+            done(6, answer("a1", "ok"))] => |s| {
+        let usage = s.message("a1").unwrap().usage.clone().unwrap();
+        assert_eq!((usage.calls, usage.total.input, usage.total.output), (2, 300, 20));
+        assert_eq!(usage.context.as_ref().map(|context| context.used), Some(320), "the last call's context");
+        assert_eq!(s.message("u2").unwrap().usage, None);
+        assert_eq!(s.context().map(|context| context.used), Some(320));
+    }
+
+    // The meter reads the last answer on screen that counted anything: a later run that counted nothing leaves it.
+    the_context_is_the_last_counted_calls:
+        empty(), [
+            start(1, "a1"), user(2, "one"), call(3, Some("a1"), 100, 110), done(4, answer("a1", "first")),
+            start(5, "a5"), user(6, "two"), call(7, Some("a5"), 500, 900), done(8, answer("a5", "second")),
+            start(9, "a9"), user(10, "three"), done(11, answer("a9", "third")),
+        ] => |s| {
+        let context = s.context().unwrap();
+        assert_eq!(context.used, 900);
+        assert!(context.past_compaction());
+        assert_eq!(s.message("a1").unwrap().usage.as_ref().map(|usage| usage.calls), Some(1));
+    }
+
+    usage_outside_any_run_naming_no_known_message_is_dropped:
+        empty(), [call(1, Some("nowhere"), 5, 5)] => |s| {
+        assert!(s.messages.is_empty());
+        assert_eq!(s.context(), None);
     }
 
     ping_changes_nothing_but_a_pause_in_the_output:

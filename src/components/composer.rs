@@ -5,7 +5,8 @@
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
-use crate::protocol::{AgentMode, ChatPlanState, ModelInfo, PlanAction, Rerun, StreamingBehavior};
+use super::usage::ContextMeter;
+use crate::protocol::{AgentMode, ChatPlanState, ContextUse, ModelInfo, PlanAction, Rerun, StreamingBehavior};
 
 /// A message as the composer hands it over.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +47,9 @@ pub fn Composer(
     mode: RwSignal<AgentMode>,
     /// Text the page hands over to edit and send, which replaces the draft and is then cleared.
     handed: RwSignal<Option<String>>,
+    /// How full the model's context is after the session's last model call.
+    #[prop(into)]
+    context: Signal<Option<ContextUse>>,
 ) -> impl IntoView {
     let draft = RwSignal::new(typed_before_hydration());
     let input = NodeRef::<leptos::html::Textarea>::new();
@@ -143,6 +147,7 @@ pub fn Composer(
                     on:keydown=on_keydown
                 ></textarea>
                 <div class="composer__actions">
+                    <ContextMeter context/>
                     <ModelPicker models model on_model/>
                     <div class="mode-switch" role="radiogroup" aria-label="Mode">
                         <ModeOption mode value=AgentMode::Agent label="Agent" hint="The agent works on the task"/>

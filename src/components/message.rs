@@ -9,6 +9,7 @@ use super::changes::{ChangesLoad, ChangesRow};
 use super::rows::{BranchPlace, MarkdownSignals, MessageRow, PartRow, PartSignals};
 use super::tool::ToolRow;
 use super::tool::{MessageParts, top_level};
+use super::usage::UsageLine;
 use crate::protocol::{ErrorPart, Role};
 
 /// What a message's Edit, Regenerate and version arrows do; the page provides it.
@@ -78,6 +79,7 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
             }
             // Copy is handled by the transcript's one click listener, which finds the message by its id.
             <div class="message__actions" hidden=editing>
+                <UsageLine usage=row.usage.clone()/>
                 {actions.map(|actions| view! { <BranchArrows place=row.place.clone() actions/> })}
                 {actions.map(|actions| view! { <RerunButton id=row.id.clone() role=row.role actions/> })}
                 {actions

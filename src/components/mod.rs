@@ -15,6 +15,7 @@ mod settings;
 mod sidebar;
 mod tool;
 mod transcript;
+mod usage;
 
 pub use activity::ActivityLine;
 pub use changes::ChangesLoad;

@@ -11,7 +11,7 @@ use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
 use crate::markdown::{MarkdownStream, escape_html};
-use crate::protocol::{ChatMessage, ChatMessagePart, ChatToolPart, ErrorPart, Role, RunChanges};
+use crate::protocol::{ChatMessage, ChatMessagePart, ChatToolPart, ErrorPart, MessageUsage, Role, RunChanges};
 
 /// Brings a text part's markdown to the text so far: [`MarkdownStream::sync`], which in the browser comes from a WASM
 /// chunk of its own (`markdown_chunk`).
@@ -66,6 +66,8 @@ pub struct MessageRow {
     pub place: ArcRwSignal<Option<BranchPlace>>,
     /// What the run that finished this answer changed in the workspace's files, if it changed any.
     pub changes: ArcRwSignal<Option<RunChanges>>,
+    /// What the model calls of the run that wrote this answer used, once the runtime has counted one.
+    pub usage: ArcRwSignal<Option<MessageUsage>>,
 }
 
 /// "‹ 2/3 ›": a message's place among the versions of it, and the versions on either side.
@@ -192,6 +194,7 @@ impl TranscriptRows {
                             parts: ArcRwSignal::new(Vec::new()),
                             place: ArcRwSignal::new(None),
                             changes: ArcRwSignal::new(None),
+                            usage: ArcRwSignal::new(None),
                         },
                         parts: Vec::new(),
                     },
@@ -207,6 +210,9 @@ impl TranscriptRows {
             // Compared before cloning: a sync runs per batch of frames, and the summary rarely changes.
             if state.row.changes.with_untracked(|shown| shown.as_ref() != message.changes.as_deref()) {
                 state.row.changes.set(message.changes.as_deref().cloned());
+            }
+            if state.row.usage.with_untracked(|shown| shown.as_ref() != message.usage.as_deref()) {
+                state.row.usage.set(message.usage.as_deref().cloned());
             }
         }
         if report.rows_changed {

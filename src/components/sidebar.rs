@@ -6,6 +6,7 @@ use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
 use super::SessionSearch;
+use super::usage::session_totals;
 use crate::protocol::{SearchHit, SessionStatus, SessionSummary};
 
 #[component]
@@ -96,6 +97,7 @@ fn SessionItem(
     let is_current = move || current.with(|c| id.with_value(|id| c.as_deref() == Some(id.as_str())));
     let status = session.status;
     let updated_at = session.updated_at;
+    let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
     let save = move || {
         let title = draft.with_untracked(|t| t.trim().to_owned());
         item_mode.set(ItemMode::Show);
@@ -141,6 +143,7 @@ fn SessionItem(
                             <time class="sidebar__time">
                                 {move || relative_time(updated_at, now.get())}
                             </time>
+                            {totals.clone().map(|totals| view! { <span class="sidebar__usage" data-testid="session-usage">{totals}</span> })}
                         </span>
                     </a>
                     <span class="sidebar__actions">

@@ -373,6 +373,7 @@ impl EventMapper {
                     parts: vec![ChatMessagePart::text(message.text)],
                     created_at: Some(created_at),
                     changes: None,
+                    usage: None,
                 };
                 self.emit(ChatFrame::Message(MessageFrame { seq: None, message: user }), out);
             }
@@ -412,6 +413,16 @@ impl EventMapper {
                 None
             }
         };
+        if let Some(usage) = message.usage {
+            let frame = UsageFrame {
+                seq: None,
+                run_id: Some(run.run_id.clone()),
+                message_id: Some(run.message_id.clone()),
+                context: Some(usage.context()),
+                usage: usage.tokens,
+            };
+            self.emit(ChatFrame::Usage(frame), out);
+        }
         self.emit(lifecycle(LifecycleName::MessageEnd, note), out);
     }
 
@@ -653,6 +664,7 @@ impl EventMapper {
                 parts: std::mem::take(&mut streamed.parts),
                 created_at: streamed.created_at,
                 changes: streamed.changes.take(),
+                usage: streamed.usage.take(),
             },
             None => ChatMessage {
                 id: run.message_id.clone(),
@@ -660,6 +672,7 @@ impl EventMapper {
                 parts: Vec::new(),
                 created_at: None,
                 changes: None,
+                usage: None,
             },
         };
         let renderable = message.parts.iter().any(|part| match part {
@@ -685,6 +698,7 @@ impl EventMapper {
             if let Some(streamed) = self.snapshot.message_mut(&run.message_id) {
                 streamed.parts = message.parts;
                 streamed.changes = message.changes;
+                streamed.usage = message.usage;
             }
             Err(match (run.aborted, run.provider_error) {
                 (true, _) => ("the run was stopped before the agent answered".to_owned(), "aborted"),

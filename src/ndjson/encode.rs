@@ -87,6 +87,7 @@ pub(super) fn frame(frame: &ChatFrame, out: &mut Vec<u8>) {
         | ChatFrame::Queue(_)
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
+        | ChatFrame::Usage(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)
@@ -177,6 +178,10 @@ fn chat_message(out: &mut Vec<u8>, message: &ChatMessage) {
     if let Some(changes) = &message.changes {
         out.extend_from_slice(b",\"changes\":");
         serde_json::to_writer(&mut *out, changes).expect("a changes summary always serializes to JSON");
+    }
+    if let Some(usage) = &message.usage {
+        out.extend_from_slice(b",\"usage\":");
+        serde_json::to_writer(&mut *out, usage).expect("a usage summary always serializes to JSON");
     }
     out.push(b'}');
 }

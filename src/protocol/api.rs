@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::changes::ChangedFile;
 use super::frame::{AgentMode, ChatPlanState, Seq};
 use super::message::ChatMessage;
+use super::usage::TokenUsage;
 
 /// `POST /api/chat`: send a message to a session, starting a run (or queueing it into the active one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -167,6 +168,9 @@ pub struct SessionSummary {
     pub status: SessionStatus,
     pub message_count: u64,
     pub last_seq: Seq,
+    /// What the session's model calls used in all, every branch counted; absent before the first counted call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<TokenUsage>,
 }
 
 /// `GET /api/sessions`.

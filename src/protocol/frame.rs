@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::changes::{ChangedFile, RunChanges};
 use super::message::{ChatMessage, ChatToolPart};
 use super::tool::TodoItem;
+use super::usage::{ContextUse, TokenUsage};
 
 /// Position of a logged frame in its session's log: strictly +1 per frame, across runs.
 pub type Seq = u64;
@@ -34,6 +35,7 @@ pub enum ChatFrame {
     Queue(QueueFrame),
     Branch(BranchFrame),
     Changes(ChangesFrame),
+    Usage(UsageFrame),
     Compaction(CompactionFrame),
     Retry(RetryFrame),
     Done(DoneFrame),
@@ -56,6 +58,7 @@ pub enum FrameType {
     Queue,
     Branch,
     Changes,
+    Usage,
     Compaction,
     Retry,
     Done,
@@ -64,7 +67,7 @@ pub enum FrameType {
 }
 
 impl FrameType {
-    pub const ALL: [FrameType; 17] = [
+    pub const ALL: [FrameType; 18] = [
         FrameType::Start,
         FrameType::Message,
         FrameType::Delta,
@@ -77,6 +80,7 @@ impl FrameType {
         FrameType::Queue,
         FrameType::Branch,
         FrameType::Changes,
+        FrameType::Usage,
         FrameType::Compaction,
         FrameType::Retry,
         FrameType::Done,
@@ -98,6 +102,7 @@ impl FrameType {
             FrameType::Queue => "queue",
             FrameType::Branch => "branch",
             FrameType::Changes => "changes",
+            FrameType::Usage => "usage",
             FrameType::Compaction => "compaction",
             FrameType::Retry => "retry",
             FrameType::Done => "done",
@@ -121,6 +126,7 @@ impl FrameType {
             "queue" => FrameType::Queue,
             "branch" => FrameType::Branch,
             "changes" => FrameType::Changes,
+            "usage" => FrameType::Usage,
             "compaction" => FrameType::Compaction,
             "retry" => FrameType::Retry,
             "done" => FrameType::Done,
@@ -148,6 +154,7 @@ macro_rules! on_logged_frame {
             ChatFrame::Queue($payload) => $body,
             ChatFrame::Branch($payload) => $body,
             ChatFrame::Changes($payload) => $body,
+            ChatFrame::Usage($payload) => $body,
             ChatFrame::Compaction(CompactionFrame::Start($payload)) => $body,
             ChatFrame::Compaction(CompactionFrame::End($payload)) => $body,
             ChatFrame::Retry(RetryFrame::Start($payload)) => $body,
@@ -174,6 +181,7 @@ impl ChatFrame {
             ChatFrame::Queue(_) => FrameType::Queue,
             ChatFrame::Branch(_) => FrameType::Branch,
             ChatFrame::Changes(_) => FrameType::Changes,
+            ChatFrame::Usage(_) => FrameType::Usage,
             ChatFrame::Compaction(_) => FrameType::Compaction,
             ChatFrame::Retry(_) => FrameType::Retry,
             ChatFrame::Done(_) => FrameType::Done,
@@ -213,6 +221,7 @@ impl ChatFrame {
             | FrameType::Queue
             | FrameType::Branch
             | FrameType::Changes
+            | FrameType::Usage
             | FrameType::Compaction
             | FrameType::Retry
             | FrameType::Ping => false,
@@ -664,6 +673,23 @@ pub struct RetryEnd {
     pub final_error: Option<String>,
 }
 
+/// What one model call of a run used, logged as the call ends: the answer sums them, the context meter shows the
+/// last one's `context`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageFrame {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<Seq>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+    /// The answer the call wrote into; absent, the run in progress's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    pub usage: TokenUsage,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextUse>,
+}
+
 /// Terminal success of a run: the full, final assistant message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -742,6 +768,7 @@ impl<'de> Visitor<'de> for FrameVisitor {
             FrameType::Queue => QueueFrame::deserialize(rest!()).map(ChatFrame::Queue),
             FrameType::Branch => BranchFrame::deserialize(rest!()).map(ChatFrame::Branch),
             FrameType::Changes => ChangesFrame::deserialize(rest!()).map(ChatFrame::Changes),
+            FrameType::Usage => UsageFrame::deserialize(rest!()).map(ChatFrame::Usage),
             FrameType::Compaction => match phased(frame_type, map)? {
                 Phased::Start(rest) => CompactionStart::deserialize(rest).map(CompactionFrame::Start),
                 Phased::End(rest) => CompactionEnd::deserialize(rest).map(CompactionFrame::End),

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::changes::RunChanges;
 use super::tool::{TodoItem, ToolKind, ToolOutputView, checklist};
+use super::usage::MessageUsage;
 
 /// One message of the transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,6 +22,9 @@ pub struct ChatMessage {
     /// messages have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<Box<RunChanges>>,
+    /// What the run that wrote this answer used, from its `usage` frames. Boxed, like `changes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Box<MessageUsage>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

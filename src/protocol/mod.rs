@@ -9,6 +9,7 @@ mod changes;
 mod frame;
 mod message;
 mod tool;
+mod usage;
 mod validate;
 
 pub use api::*;
@@ -16,4 +17,5 @@ pub use changes::*;
 pub use frame::*;
 pub use message::*;
 pub use tool::*;
+pub use usage::*;
 pub use validate::{FrameError, parse_frame, validate_frame};

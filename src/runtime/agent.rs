@@ -12,16 +12,18 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::event::{
-    AgentEvent, AgentMessage, AssistantMessageEvent, MessageRole, StopReason, ToolCall, ToolCallHeader, ToolResult,
+    AgentEvent, AgentMessage, AssistantMessageEvent, CallUsage, MessageRole, StopReason, ToolCall, ToolCallHeader,
+    ToolResult,
 };
 use super::mcp::McpServers;
+use super::price::TokenPrice;
 use super::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent, ToolSpec,
 };
 use super::tools::{
     OptionalTools, Tool, ToolContext, ToolLimits, ToolOutput, Workspace, builtin_tools, optional_tools,
 };
-use crate::protocol::{AgentMode, CompactionReason, PlanAction};
+use crate::protocol::{AgentMode, CompactionReason, PlanAction, TokenUsage};
 
 const SYSTEM_PROMPT: &str = "You are a coding agent working in the user's workspace directory. \
 Use the tools to look at files, change them and run commands; keep a todo list with todo_write for multi-step work; \
@@ -94,6 +96,8 @@ pub struct AgentConfig {
     pub approval: ApprovalPolicy,
     /// The tools offered besides the built-in ones when python3 or a search backend is there.
     pub optional_tools: OptionalTools,
+    /// What the model's tokens cost; `None`: unknown, and no cost is shown.
+    pub price: Option<TokenPrice>,
 }
 
 /// Which tool calls wait for the user's approval (`--approve`).
@@ -167,6 +171,7 @@ impl Default for AgentConfig {
             tool_limits: ToolLimits::default(),
             approval: ApprovalPolicy::Never,
             optional_tools: OptionalTools::default(),
+            price: None,
         }
     }
 }
@@ -335,9 +340,23 @@ impl Emitter<'_> {
     }
 
     fn message(&self, role: MessageRole, text: String, stop_reason: Option<StopReason>, error: Option<String>) {
-        let message = AgentMessage { role, text, stop_reason, error_message: error, timestamp: None };
+        let message = AgentMessage { role, text, stop_reason, error_message: error, timestamp: None, usage: None };
         self.send(AgentEvent::MessageStart(message.clone()));
         self.send(AgentEvent::MessageEnd(message));
+    }
+
+    /// A model call's answer, ended for `stop_reason`, with what the call used.
+    fn answer(&self, text: String, stop_reason: StopReason, error: Option<String>, usage: Option<CallUsage>) {
+        let message = AgentMessage {
+            role: MessageRole::Assistant,
+            text,
+            stop_reason: Some(stop_reason),
+            error_message: error,
+            timestamp: None,
+            usage: None,
+        };
+        self.send(AgentEvent::MessageStart(message.clone()));
+        self.send(AgentEvent::MessageEnd(AgentMessage { usage, ..message }));
     }
 }
 
@@ -371,6 +390,14 @@ impl Agent {
 
     pub fn config(&self) -> &AgentConfig {
         &self.config
+    }
+
+    /// A call's tokens, priced, with the model's window and the size at which this agent compacts.
+    fn call_usage(&self, mut tokens: TokenUsage) -> CallUsage {
+        tokens.cost = self.config.price.as_ref().map(|price| price.cost(&tokens));
+        let window = self.config.context_window;
+        let compact_at = (window as f64 * self.config.compaction_threshold) as u64;
+        CallUsage { tokens, context_window: Some(window), compact_at: Some(compact_at) }
     }
 
     /// The tools offered to the model: in plan mode only those that change nothing.
@@ -510,8 +537,10 @@ impl Agent {
                 stop_reason: None,
                 error_message: None,
                 timestamp: None,
+                usage: None,
             }));
             let (outcome, blocks, calls, counted) = self.call_model(&request, control, emit).await;
+            let usage = counted.map(|tokens| self.call_usage(tokens));
             let text: String = blocks
                 .iter()
                 .filter_map(|b| match b {
@@ -525,7 +554,7 @@ impl Agent {
                 Ok(stop) => stop,
                 Err(ProviderError::ContextOverflow(message)) if nothing_shown && !compacted_for_overflow => {
                     compacted_for_overflow = true;
-                    emit.message(MessageRole::Assistant, text, Some(StopReason::Error), Some(message.clone()));
+                    emit.answer(text, StopReason::Error, Some(message.clone()), usage);
                     emit.send(AgentEvent::TurnEnd);
                     emit.send(AgentEvent::AgentEnd);
                     if !self.compact(conversation, CompactionReason::Overflow, true, control, emit).await {
@@ -547,7 +576,7 @@ impl Agent {
                         && failed_attempts < self.config.max_retries
                         && retry_after.is_none_or(|wait| wait <= self.config.max_retry_delay) =>
                 {
-                    emit.message(MessageRole::Assistant, text, Some(StopReason::Error), Some(message.clone()));
+                    emit.answer(text, StopReason::Error, Some(message.clone()), usage);
                     emit.send(AgentEvent::TurnEnd);
                     emit.send(AgentEvent::AgentEnd);
                     failed_attempts += 1;
@@ -597,7 +626,7 @@ impl Agent {
                             .messages
                             .push(ModelMessage::Assistant { blocks: vec![AssistantBlock::Text(text.clone())] });
                     }
-                    emit.message(MessageRole::Assistant, text, Some(reason), Some(message.clone()));
+                    emit.answer(text, reason, Some(message.clone()), usage);
                     if failed_attempts > 0 {
                         emit.send(AgentEvent::AutoRetryEnd {
                             success: false,
@@ -614,7 +643,8 @@ impl Agent {
                 ModelStop::ToolUse => StopReason::ToolUse,
                 ModelStop::Length => StopReason::Length,
             };
-            emit.message(MessageRole::Assistant, text, Some(reason), None);
+            let counted = usage.as_ref().map(|usage| usage.tokens.context_tokens());
+            emit.answer(text, reason, None, usage);
             if failed_attempts > 0 {
                 emit.send(AgentEvent::AutoRetryEnd { success: true, attempt: failed_attempts, final_error: None });
                 failed_attempts = 0;
@@ -749,9 +779,9 @@ impl Agent {
         request: &ModelRequest,
         control: &RunControl,
         emit: &Emitter<'_>,
-    ) -> (Result<ModelStop, ProviderError>, Vec<AssistantBlock>, Vec<ToolCall>, Option<u64>) {
+    ) -> (Result<ModelStop, ProviderError>, Vec<AssistantBlock>, Vec<ToolCall>, Option<TokenUsage>) {
         let mut blocks: Vec<AssistantBlock> = Vec::new();
-        let mut counted: Option<u64> = None;
+        let mut counted: Option<TokenUsage> = None;
         let mut drafts: Vec<CallDraft> = Vec::new();
         let mut by_index: HashMap<usize, usize> = HashMap::new();
         let mut sink = |piece: StreamEvent| match piece {
@@ -801,10 +831,8 @@ impl Agent {
                     }));
                 }
             }
-            StreamEvent::Usage { input_tokens, output_tokens } => {
-                // Servers that count nothing send zeros; the estimate is better than that.
-                counted = Some(input_tokens + output_tokens).filter(|&tokens| tokens > 0);
-            }
+            // Servers that count nothing send zeros: no usage, and the context estimate is better than that.
+            StreamEvent::Usage(usage) => counted = Some(usage).filter(|usage| !usage.is_empty()),
         };
         let outcome = self.provider.stream(request, &mut sink, &control.cancel).await;
         let mut calls = Vec::new();

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::protocol::CompactionReason;
+use crate::protocol::{CompactionReason, ContextUse, TokenUsage};
 
 /// One line of a runtime's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -130,6 +130,24 @@ pub struct AgentMessage {
     pub stop_reason: Option<StopReason>,
     pub error_message: Option<String>,
     pub timestamp: Option<u64>,
+    /// What the call that wrote an assistant message used (pi's `usage`); `None` where nothing was counted.
+    pub usage: Option<CallUsage>,
+}
+
+/// One model call's tokens and cost, and what the runtime knows of the model's context window.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallUsage {
+    pub tokens: TokenUsage,
+    pub context_window: Option<u64>,
+    /// The context size past which the runtime compacts before its next call.
+    pub compact_at: Option<u64>,
+}
+
+impl CallUsage {
+    /// How full the context is after this call.
+    pub fn context(&self) -> ContextUse {
+        ContextUse { used: self.tokens.context_tokens(), window: self.context_window, compact_at: self.compact_at }
+    }
 }
 
 /// The header of a tool call being written: what `toolcall_start` knows.
@@ -399,6 +417,42 @@ struct RawMessage {
     stop_reason: Option<String>,
     error_message: Option<String>,
     timestamp: Option<u64>,
+    usage: Option<RawUsage>,
+}
+
+/// pi's `usage` of an assistant message; `cost.total` is in dollars at the prices of pi's model list.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawUsage {
+    #[serde(default)]
+    input: u64,
+    #[serde(default)]
+    output: u64,
+    #[serde(default)]
+    cache_read: u64,
+    #[serde(default)]
+    cache_write: u64,
+    cost: Option<RawCost>,
+}
+
+#[derive(Deserialize)]
+struct RawCost {
+    total: Option<f64>,
+}
+
+impl RawUsage {
+    /// pi prices a model without a price list at 0: that is unknown, not free.
+    fn into_call(self) -> Option<CallUsage> {
+        let cost = self.cost.and_then(|cost| cost.total).filter(|&total| total > 0.0);
+        let tokens = TokenUsage {
+            input: self.input,
+            output: self.output,
+            cache_read: self.cache_read,
+            cache_write: self.cache_write,
+            cost,
+        };
+        (!tokens.is_empty()).then_some(CallUsage { tokens, context_window: None, compact_at: None })
+    }
 }
 
 fn joined_text(content: Option<RawContent>) -> String {
@@ -428,6 +482,7 @@ fn parse_message(json: &str) -> Result<AgentMessage, serde_json::Error> {
         stop_reason: raw.stop_reason.as_deref().map(StopReason::parse),
         error_message: raw.error_message,
         timestamp: raw.timestamp,
+        usage: raw.usage.and_then(RawUsage::into_call),
     })
 }
 

@@ -6,6 +6,7 @@ pub mod event;
 pub mod mcp;
 pub mod models;
 pub mod pi;
+pub mod price;
 pub mod provider;
 pub mod providers;
 pub mod scripted;

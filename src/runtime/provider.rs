@@ -7,6 +7,8 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::protocol::TokenUsage;
+
 /// A message of the conversation as the model sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelMessage {
@@ -54,10 +56,8 @@ pub enum StreamEvent {
         index: usize,
         fragment: String,
     },
-    Usage {
-        input_tokens: u64,
-        output_tokens: u64,
-    },
+    /// What the call used, as the provider counted it (`cost` is left to the agent, which knows the prices).
+    Usage(TokenUsage),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

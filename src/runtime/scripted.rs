@@ -13,6 +13,8 @@
 //!         { "name": "write", "arguments": { "path": "a.txt", "content": "…" } },
 //!         { "name": "web_search", "arguments": { "query": "…" }, "whenOffered": true }
 //!       ],
+//!       "usage": { "input": 1200, "output": 40, "cacheRead": 0, "cacheWrite": 0 },  // optional: what the call
+//!                                         // reports; otherwise no input and a quarter of the turn's characters out
 //!       "stop": "length",                 // optional: end as if the output limit was hit
 //!       "fail": { "status": 503, "message": "Service Unavailable", "times": 1 },  // optional
 //!       "chunkChars": 4, "delayMs": 5     // optional per-turn pacing
@@ -44,6 +46,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent};
+use crate::protocol::TokenUsage;
 
 /// The demo the app plays when no script is given: every frame type, every built-in tool, a question and a retry.
 pub const DEMO_SCRIPT: &str = include_str!("demo-script.json");
@@ -89,6 +92,28 @@ pub struct ScriptTurn {
     pub fail: Option<ScriptFailure>,
     pub chunk_chars: Option<usize>,
     pub delay_ms: Option<u64>,
+    pub usage: Option<ScriptUsage>,
+}
+
+/// The tokens a scripted call says it used.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScriptUsage {
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write: u64,
+}
+
+impl ScriptUsage {
+    fn to_tokens(self) -> TokenUsage {
+        let ScriptUsage { input, output, cache_read, cache_write } = self;
+        TokenUsage { input, output, cache_read, cache_write, cost: None }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -265,8 +290,13 @@ impl Provider for ScriptedProvider {
                     sink(StreamEvent::ToolCallDelta { index, fragment: piece.to_owned() });
                 }
             }
-            let output_tokens = (turn.text.len() + turn.thinking.len()) as u64 / 4;
-            sink(StreamEvent::Usage { input_tokens: 0, output_tokens });
+            let usage = match &turn.usage {
+                Some(usage) => usage.to_tokens(),
+                None => {
+                    TokenUsage { output: (turn.text.len() + turn.thinking.len()) as u64 / 4, ..TokenUsage::default() }
+                }
+            };
+            sink(StreamEvent::Usage(usage));
             Ok(match (turn.stop, calls.is_empty()) {
                 (Some(ScriptStop::Length), _) => ModelStop::Length,
                 (None, false) => ModelStop::ToolUse,

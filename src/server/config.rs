@@ -12,6 +12,7 @@ use super::cli::{ProviderKind, RuntimeKind, ServeArgs};
 use crate::runtime::agent::{Agent, AgentConfig};
 use crate::runtime::mcp::{McpConfigError, McpServerConfig, McpServers, McpSettings};
 use crate::runtime::models::{CatalogError, ModelCatalog, ModelEntry};
+use crate::runtime::price::TokenPrice;
 use crate::runtime::provider::Provider;
 use crate::runtime::providers::anthropic::AnthropicProvider;
 use crate::runtime::providers::openai::OpenAiProvider;
@@ -62,6 +63,9 @@ pub struct ModelConfig {
     pub max_tokens: Option<u32>,
     /// The script of a `scripted` model.
     pub script: Option<PathBuf>,
+    /// US dollars per million tokens (`input`, `output`, and optionally `cache_read`, `cache_write`) [default: no
+    /// price, and no cost shown].
+    pub price: Option<TokenPrice>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -157,6 +161,7 @@ pub fn catalog_with(
                 context_window: args.context_window,
                 max_tokens: args.max_tokens,
                 script: args.script.clone(),
+                price: None,
             };
             (vec![flags], None)
         }
@@ -251,6 +256,7 @@ fn entry(
         tool_limits: args.tool_limits(),
         approval: args.approval_for(addr),
         optional_tools: optional.clone(),
+        price: config.price.clone(),
         ..AgentConfig::default()
     };
     let name = config.name.clone().unwrap_or_else(|| match config.provider {

@@ -76,6 +76,7 @@ impl Chat {
             parts: vec![ChatMessagePart::text(shown_prompt(request))],
             created_at: Some(now_ms()),
             changes: None,
+            usage: None,
         });
         // Restore finds the checkpoint from the message that started the run; a regeneration has no message of its
         // own, so its checkpoint is the run's.

@@ -59,6 +59,7 @@ pub fn indexed(frame: &ChatFrame) -> Option<IndexedMessage> {
         | ChatFrame::Queue(_)
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
+        | ChatFrame::Usage(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)
@@ -274,6 +275,7 @@ mod tests {
             ],
             created_at: None,
             changes: None,
+            usage: None,
         };
         let frame = ChatFrame::Message(MessageFrame { seq: None, message });
         assert_eq!(

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::protocol::{ChatMessage, ChatMessagePart, DeltaFrame, DoneFrame, Role, SearchHit};
+use crate::protocol::{ChatMessage, ChatMessagePart, DeltaFrame, DoneFrame, Role, SearchHit, TokenUsage, UsageFrame};
 
 pub fn deltas(session_id: &str, run_id: Option<&str>, count: usize) -> Append {
     let frame = |i: usize| ChatFrame::Delta(DeltaFrame { seq: None, text: format!("piece {i}"), message_id: None });
@@ -27,8 +27,14 @@ async fn started(store: &dyn Store, run_id: &str, session_id: &str, owner: &str,
 }
 
 fn done(session_id: &str, run_id: &str) -> Append {
-    let message =
-        ChatMessage { id: "m1".into(), role: Role::Assistant, parts: Vec::new(), created_at: None, changes: None };
+    let message = ChatMessage {
+        id: "m1".into(),
+        role: Role::Assistant,
+        parts: Vec::new(),
+        created_at: None,
+        changes: None,
+        usage: None,
+    };
     let frame = ChatFrame::Done(DoneFrame {
         seq: None,
         run_id: run_id.into(),
@@ -275,7 +281,7 @@ async fn controls_wait_for_their_owner_and_are_forgotten_once_answered() {
 }
 
 fn said(session_id: &str, id: &str, role: Role, parts: Vec<ChatMessagePart>) -> Append {
-    let message = ChatMessage { id: id.into(), role, parts, created_at: None, changes: None };
+    let message = ChatMessage { id: id.into(), role, parts, created_at: None, changes: None, usage: None };
     let frame = ChatFrame::Message(crate::protocol::MessageFrame { seq: None, message });
     Append { frames: vec![frame], ..deltas(session_id, None, 0) }
 }
@@ -373,6 +379,7 @@ async fn answers_and_tool_commands_are_indexed_but_thinking_is_not() {
             ],
             created_at: None,
             changes: None,
+            usage: None,
         };
         let frame = ChatFrame::Done(DoneFrame {
             seq: None,
@@ -446,6 +453,7 @@ async fn a_query_matching_more_than_are_ranked_ranks_the_newest() {
                     parts: vec![ChatMessagePart::text(text)],
                     created_at: None,
                     changes: None,
+                    usage: None,
                 };
                 ChatFrame::Message(crate::protocol::MessageFrame { seq: None, message })
             })
@@ -454,5 +462,37 @@ async fn a_query_matching_more_than_are_ranked_ranks_the_newest() {
         let hits = store.search("common", 50).await.unwrap();
         assert_eq!(hits.len(), 50);
         assert!(hits.iter().all(|hit| hit.seq.unwrap() > 50), "only the newest are ranked: {:?}", hits[0].seq);
+    }
+}
+
+/// A batch of the `usage` frames of model calls that each used `usage`.
+pub fn calls_used(session_id: &str, usage: TokenUsage, calls: usize) -> Append {
+    let frame = ChatFrame::Usage(UsageFrame { seq: None, run_id: None, message_id: None, usage, context: None });
+    Append { frames: vec![frame; calls], ..deltas(session_id, None, 0) }
+}
+
+fn used(session_id: &str, input: u64, cache_read: u64, cost: Option<f64>) -> Append {
+    calls_used(session_id, TokenUsage { input, output: 10, cache_read, cache_write: 0, cost }, 2)
+}
+
+#[tokio::test]
+async fn sessions_sum_the_usage_of_their_logged_calls() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s2", "", 1).await.unwrap();
+        store.append(deltas("s1", None, 2)).await.unwrap();
+        assert_eq!(store.session("s1").await.unwrap().unwrap().usage, None, "nothing counted yet");
+        store.append(used("s1", 100, 0, None)).await.unwrap();
+        let unpriced = store.session("s1").await.unwrap().unwrap().usage.unwrap();
+        assert_eq!((unpriced.input, unpriced.output, unpriced.cost), (200, 20, None), "no price: unknown, not free");
+        store.append(used("s1", 1, 500, Some(0.25))).await.unwrap();
+        let listed = store.sessions().await.unwrap();
+        let s1 = listed.iter().find(|s| s.session_id == "s1").unwrap().usage.clone().unwrap();
+        assert_eq!(
+            s1,
+            TokenUsage { input: 202, output: 40, cache_read: 1000, cache_write: 0, cost: Some(0.5) },
+            "both calls of each batch, and only the known costs"
+        );
+        assert_eq!(listed.iter().find(|s| s.session_id == "s2").unwrap().usage, None, "another session's own");
     }
 }

@@ -10,6 +10,7 @@ use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
 use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, RunControl, RunOptions, TodoStatus};
 use chatwire::runtime::event::AgentEvent;
+use chatwire::runtime::price::TokenPrice;
 use chatwire::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
 use chatwire::runtime::tools::{CancellationToken, OptionalTools, SearchBackend, Workspace, find_python3};
@@ -74,6 +75,7 @@ impl Session {
             parts: vec![ChatMessagePart::text(prompt)],
             created_at: None,
             changes: None,
+            usage: None,
         };
         // The server opens the run in the mode the run works in, which a plan action decides.
         let mut frames =
@@ -890,4 +892,49 @@ async fn under_writes_ipython_waits_for_approval_and_web_search_does_not() {
     let search = tools.iter().find(|t| t.tool_name() == "WebSearch").unwrap();
     assert_eq!(search.state, ToolState::OutputError, "nobody listens at the backend's address");
     assert!(search.error_text.as_deref().unwrap().starts_with("the search backend could not be reached"));
+}
+
+#[tokio::test]
+async fn each_model_call_logs_its_priced_usage_and_the_answer_sums_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let turns = r#"{"turns":[
+        {"text":"Looking.","toolCalls":[{"name":"ls","arguments":{}}],"usage":{"input":2000,"output":100}},
+        {"text":"Done.","usage":{"input":500,"output":50,"cacheRead":2100}}
+    ]}"#;
+    let price = TokenPrice { input: 3.0, output: 15.0, cache_read: Some(0.3), cache_write: None };
+    let config =
+        AgentConfig { context_window: 10_000, compaction_threshold: 0.5, price: Some(price), ..AgentConfig::default() };
+    let agent = Agent::new(Arc::new(ScriptedProvider::new(script(turns))), config);
+    let frames = run_prompt(&agent, &workspace, "look", &RunControl::default(), |_, _, _| {}).await;
+    assert_run_invariants("usage", &frames);
+    let calls: Vec<&UsageFrame> = frames
+        .iter()
+        .filter_map(|f| match f {
+            ChatFrame::Usage(usage) => Some(usage),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls.len(), 2, "one per model call");
+    let cost = |usage: &TokenUsage| usage.cost.expect("a priced model's calls have a cost");
+    assert!((cost(&calls[0].usage) - (2000.0 * 3.0 + 100.0 * 15.0) / 1e6).abs() < 1e-12);
+    assert!((cost(&calls[1].usage) - (500.0 * 3.0 + 50.0 * 15.0 + 2100.0 * 0.3) / 1e6).abs() < 1e-12);
+    let contexts: Vec<ContextUse> = calls.iter().map(|call| call.context.clone().unwrap()).collect();
+    assert_eq!(contexts[0], ContextUse { used: 2100, window: Some(10_000), compact_at: Some(5_000) });
+    assert_eq!(contexts[1].used, 2650);
+    let Some(ChatFrame::Done(done)) = frames.last() else { panic!("the run ends with done") };
+    let total = done.message.usage.clone().expect("done carries the run's usage");
+    assert_eq!((total.calls, total.total.input, total.total.output, total.total.cache_read), (2, 2500, 150, 2100));
+    assert_eq!(total.context, Some(contexts[1].clone()));
+}
+
+#[tokio::test]
+async fn an_unpriced_model_reports_tokens_and_no_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let agent = agent(script(r#"{"turns":[{"text":"Hi.","usage":{"input":40,"output":2}}]}"#));
+    let frames = run_prompt(&agent, &workspace, "hi", &RunControl::default(), |_, _, _| {}).await;
+    let Some(ChatFrame::Done(done)) = frames.last() else { panic!("the run ends with done") };
+    let usage = done.message.usage.clone().unwrap();
+    assert_eq!((usage.total.input, usage.total.output, usage.total.cost), (40, 2, None));
 }

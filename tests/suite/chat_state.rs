@@ -155,6 +155,7 @@ fn session_log(runs: &[Run]) -> Vec<ChatFrame> {
                     parts: vec![ChatMessagePart::text(text)],
                     created_at: None,
                     changes: None,
+                    usage: None,
                 },
             })
         };
@@ -278,6 +279,7 @@ fn session_detail(snapshot: &ChatSnapshot) -> SessionDetail {
         status: if snapshot.is_running() { SessionStatus::Running } else { SessionStatus::Idle },
         message_count: snapshot.messages.len() as u64,
         last_seq: snapshot.last_seq,
+        usage: None,
     };
     let json = serde_json::to_string(&snapshot.to_detail(summary)).expect("a detail serializes");
     serde_json::from_str(&json).expect("a detail decodes")
@@ -308,6 +310,7 @@ fn activity_after(frame: &ChatFrame, before: Option<Activity>) -> Option<Activit
         ChatFrame::Message(_)
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
+        | ChatFrame::Usage(_)
         | ChatFrame::Delta(_)
         | ChatFrame::Thinking(_)
         | ChatFrame::ToolDraft(_)

@@ -264,3 +264,30 @@ fn a_finished_tool_part_says_how_long_it_ran_from_its_start_to_its_result() {
     assert_eq!(interrupted[0].error_text.as_deref(), Some(INTERRUPTED_TOOL_ERROR));
     assert_eq!(interrupted[0].duration_ms, Some(400), "an interrupted call ran until its run ended");
 }
+
+#[test]
+fn each_model_call_is_one_usage_frame_and_the_answer_carries_their_sum() {
+    let (ndjson, _) = map_file(&vectors_dir().join("basic_tools.jsonl"));
+    let frames = frames_of(&ndjson);
+    let calls: Vec<&UsageFrame> = frames
+        .iter()
+        .filter_map(|frame| match frame {
+            ChatFrame::Usage(usage) => Some(usage),
+            _ => None,
+        })
+        .collect();
+    let inputs: Vec<u64> = calls.iter().map(|call| call.usage.input).collect();
+    assert_eq!(inputs, [1200, 1400, 1600, 1750, 1900], "pi's counts, and none for its zero-counted messages");
+    let cost = calls[0].usage.cost.expect("pi's own price");
+    assert!((cost - 0.00128).abs() < 1e-12, "{cost}");
+    assert_eq!(calls[0].context.as_ref().map(|context| context.used), Some(1240));
+    let answer = frames
+        .iter()
+        .rev()
+        .find_map(|frame| match frame {
+            ChatFrame::Done(done) => done.message.usage.clone(),
+            _ => None,
+        })
+        .expect("the answer carries the run's usage");
+    assert_eq!((answer.calls, answer.total.input, answer.total.output), (5, 7850, 293));
+}

@@ -37,6 +37,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         parts: vec![ChatMessagePart::text("List the files, then fix the typo in README.md")],
         created_at: Some(1_764_470_000_000),
         changes: None,
+        usage: None,
     };
     let mut bash_done = tool("Bash", "call-1", ToolState::OutputAvailable);
     bash_done.index = Some(0);
@@ -64,6 +65,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
         ],
         created_at: None,
         changes: None,
+        usage: None,
     };
     let mut draft = tool("Write", "call-4", ToolState::InputStreaming);
     draft.index = Some(1);
@@ -200,6 +202,13 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             attempt: 3,
             final_error: Some("503 Service Unavailable".into()),
         })),
+        ChatFrame::Usage(UsageFrame {
+            seq: None,
+            run_id: Some("run-1".into()),
+            message_id: Some("msg-asst-2".into()),
+            usage: TokenUsage { input: 1200, output: 40, cache_read: 800, cache_write: 0, cost: Some(0.0015) },
+            context: Some(ContextUse { used: 2040, window: Some(128_000), compact_at: Some(111_616) }),
+        }),
         ChatFrame::Changes(ChangesFrame {
             seq: None,
             checkpoint: "msg-user-2".into(),
@@ -230,6 +239,7 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
                     additions: 3,
                     deletions: 1,
                 })),
+                usage: None,
             },
             session_id: "sess-1".into(),
             session_file: None,
@@ -318,6 +328,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             | ChatFrame::Queue(_)
             | ChatFrame::Branch(_)
             | ChatFrame::Changes(_)
+            | ChatFrame::Usage(_)
             | ChatFrame::Error(_)
             | ChatFrame::Ping => {}
         }

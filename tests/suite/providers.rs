@@ -94,6 +94,7 @@ impl Session {
             parts: vec![ChatMessagePart::text(prompt)],
             created_at: None,
             changes: None,
+            usage: None,
         };
         let mut frames = self.mapper.open_run(RunMeta { prompt: Some(user), ..RunMeta::default() });
         let options = RunOptions::default();

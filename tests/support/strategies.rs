@@ -87,14 +87,43 @@ pub fn message() -> impl Strategy<Value = ChatMessage> {
         vec(part(), 0..4),
         option::of(any::<u64>()),
         option::of(run_changes()),
+        option::of(message_usage()),
     )
-        .prop_map(|(id, role, parts, created_at, changes)| ChatMessage {
+        .prop_map(|(id, role, parts, created_at, changes, usage)| ChatMessage {
             id,
             role,
             parts,
             created_at,
             changes: changes.map(Box::new),
+            usage: usage.map(Box::new),
         })
+}
+
+/// Costs in steps of 1/1024 dollar up to $16,384: exactly representable in at most 15 digits, so that they survive
+/// JSON's decimal form unchanged.
+pub fn token_usage() -> impl Strategy<Value = TokenUsage> {
+    (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), option::of(0..1_u32 << 24)).prop_map(
+        |(input, output, cache_read, cache_write, cost)| TokenUsage {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            cost: cost.map(|steps| f64::from(steps) / 1024.0),
+        },
+    )
+}
+
+pub fn context_use() -> impl Strategy<Value = ContextUse> {
+    (any::<u64>(), option::of(any::<u64>()), option::of(any::<u64>()))
+        .prop_map(|(used, window, compact_at)| ContextUse { used, window, compact_at })
+}
+
+fn message_usage() -> impl Strategy<Value = MessageUsage> {
+    (token_usage(), any::<u32>(), option::of(context_use())).prop_map(|(total, calls, context)| MessageUsage {
+        total,
+        calls,
+        context,
+    })
 }
 
 fn changed_file() -> impl Strategy<Value = ChangedFile> {
@@ -176,6 +205,15 @@ pub fn frame() -> impl Strategy<Value = ChatFrame> {
             ChatFrame::Changes(ChangesFrame { seq, checkpoint, files, additions, deletions, message_id })
         }),
         (seq(), message()).prop_map(|(seq, message)| ChatFrame::Message(MessageFrame { seq, message })),
+        (seq(), option::of(id()), option::of(id()), token_usage(), option::of(context_use())).prop_map(
+            |(seq, run_id, message_id, usage, context)| ChatFrame::Usage(UsageFrame {
+                seq,
+                run_id,
+                message_id,
+                usage,
+                context
+            })
+        ),
         (seq(), text(), option::of(id())).prop_map(|(seq, text, message_id)| ChatFrame::Delta(DeltaFrame {
             seq,
             text,

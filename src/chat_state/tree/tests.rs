@@ -26,6 +26,7 @@ fn user(seq: Seq, id: &str, text: &str) -> ChatFrame {
             parts: vec![ChatMessagePart::text(text)],
             created_at: None,
             changes: None,
+            usage: None,
         },
     })
 }
@@ -40,6 +41,7 @@ fn done(seq: Seq, id: &str, text: &str) -> ChatFrame {
             parts: vec![ChatMessagePart::text(text)],
             created_at: None,
             changes: None,
+            usage: None,
         },
         session_id: "s".into(),
         session_file: None,
@@ -60,6 +62,7 @@ fn summary(last_seq: Seq) -> SessionSummary {
         status: SessionStatus::Idle,
         message_count: 0,
         last_seq,
+        usage: None,
     }
 }
 

@@ -201,6 +201,7 @@ mod tests {
             status,
             message_count: 1,
             last_seq: 1,
+            usage: None,
         }
     }
 

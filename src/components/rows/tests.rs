@@ -26,6 +26,7 @@ fn user(seq: Seq, text: &str) -> ChatFrame {
             parts: vec![ChatMessagePart::text(text)],
             created_at: None,
             changes: None,
+            usage: None,
         },
     })
 }
@@ -209,5 +210,35 @@ fn an_answer_row_gets_its_runs_changes_and_keeps_the_same_signal_through_done() 
         feed(&mut snapshot, &mut rows, &[done]);
         assert_eq!(answer.get_untracked().map(|changes| changes.checkpoint).as_deref(), Some("u2"));
         assert_eq!(rows.view().get_untracked()[0].changes.get_untracked(), None, "the prompt has none");
+    });
+}
+
+#[test]
+fn an_answer_row_sums_its_runs_calls_and_keeps_them_through_done() {
+    let owner = Owner::new();
+    owner.with(|| {
+        let mut snapshot = ChatSnapshot::default();
+        let mut rows = TranscriptRows::default();
+        feed(&mut snapshot, &mut rows, &[start(1, "a1"), user(2, "go"), delta(3, "Done.")]);
+        let answer = rows.view().get_untracked()[1].usage.clone();
+        assert_eq!(answer.get_untracked(), None);
+        let call = |seq, input, used| {
+            ChatFrame::Usage(UsageFrame {
+                seq: Some(seq),
+                run_id: Some("run-1".into()),
+                message_id: None,
+                usage: TokenUsage { input, output: 10, cache_read: 0, cache_write: 0, cost: Some(0.5) },
+                context: Some(ContextUse { used, window: Some(1000), compact_at: Some(800) }),
+            })
+        };
+        let report = feed(&mut snapshot, &mut rows, &[call(4, 100, 110), call(5, 200, 320)]);
+        assert!(!report.rows_changed, "usage changes the answer's row, not the list of rows");
+        let shown = answer.get_untracked().expect("the usage so far");
+        assert_eq!((shown.calls, shown.total.input, shown.total.output, shown.total.cost), (2, 300, 20, Some(1.0)));
+        assert_eq!(shown.context.map(|context| context.used), Some(320), "the last call's context");
+        let done = done(6, &snapshot);
+        feed(&mut snapshot, &mut rows, &[done]);
+        assert_eq!(answer.get_untracked().map(|usage| usage.calls), Some(2));
+        assert_eq!(rows.view().get_untracked()[0].usage.get_untracked(), None, "the prompt has none");
     });
 }

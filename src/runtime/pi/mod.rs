@@ -22,7 +22,7 @@ mod runtime;
 pub use runtime::PiRuntime;
 
 use super::agent::RunControl;
-use super::event::{AgentEvent, RpcResponse, ToolResult};
+use super::event::{AgentEvent, CallUsage, RpcResponse, ToolResult};
 use crate::ndjson::{LineEvent, LineSplitter};
 
 /// How the pi process is started.
@@ -101,14 +101,36 @@ pub struct PiSession {
     pub file: Option<String>,
     /// pi's own id of the session (chatwire's frames name chatwire's session).
     pub id: Option<String>,
+    /// The context window of pi's current model.
+    pub context_window: Option<u64>,
+    /// Whether pi compacts the conversation by itself when the context nears the window.
+    pub auto_compaction: bool,
 }
+
+/// What pi keeps free of the window for the answer: it compacts once the context passes the window less this (pi's
+/// default `compaction.reserveTokens`; chatwire does not read pi's settings file).
+const PI_COMPACTION_RESERVE: u64 = 16_384;
 
 impl PiSession {
     fn from_state(response: &RpcResponse) -> PiSession {
         let data: Value =
             response.data.as_ref().and_then(|raw| serde_json::from_str(raw.0.get()).ok()).unwrap_or_default();
         let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_owned);
-        PiSession { file: text("sessionFile"), id: text("sessionId") }
+        PiSession {
+            file: text("sessionFile"),
+            id: text("sessionId"),
+            context_window: data["model"]["contextWindow"].as_u64(),
+            auto_compaction: data["autoCompactionEnabled"].as_bool().unwrap_or(false),
+        }
+    }
+
+    /// Gives a call's usage what the session knows of the model's window.
+    fn complete(&self, usage: &mut CallUsage) {
+        usage.context_window = self.context_window;
+        usage.compact_at = self
+            .context_window
+            .filter(|_| self.auto_compaction)
+            .map(|window| window.saturating_sub(PI_COMPACTION_RESERVE));
     }
 }
 
@@ -265,6 +287,12 @@ impl PiProcess {
         let output = self.output.recv().await;
         self.last_heard = Instant::now();
         match output {
+            Some(Output::Event(AgentEvent::MessageEnd(mut message))) => {
+                if let Some(usage) = &mut message.usage {
+                    self.session.complete(usage);
+                }
+                Ok(AgentEvent::MessageEnd(message))
+            }
             Some(Output::Event(event)) => Ok(event),
             Some(Output::Malformed(why)) => Err(PiFailure::Malformed(why)),
             Some(Output::Closed) | None => Err(PiFailure::Exited(self.exit_description().await)),

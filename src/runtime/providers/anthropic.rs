@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Endpoint, cut_off, events, next_event, send, unreadable};
+use crate::protocol::TokenUsage;
 use crate::runtime::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent,
 };
@@ -102,8 +103,7 @@ enum Block {
 struct Answer {
     blocks: HashMap<u64, Block>,
     tool_calls: usize,
-    input_tokens: u64,
-    output_tokens: u64,
+    usage: TokenUsage,
     stop_reason: Option<String>,
     stopped: bool,
 }
@@ -115,11 +115,15 @@ impl Answer {
         match event.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
                 let usage = &event["message"]["usage"];
-                self.input_tokens = ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
-                    .iter()
-                    .filter_map(|key| usage.get(key).and_then(Value::as_u64))
-                    .sum();
-                self.output_tokens = usage.get("output_tokens").and_then(Value::as_u64).unwrap_or(0);
+                let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+                // Anthropic counts cached prompt tokens apart from `input_tokens`.
+                self.usage = TokenUsage {
+                    input: count("input_tokens"),
+                    output: count("output_tokens"),
+                    cache_read: count("cache_read_input_tokens"),
+                    cache_write: count("cache_creation_input_tokens"),
+                    cost: None,
+                };
             }
             "content_block_start" => {
                 let block = &event["content_block"];
@@ -168,7 +172,7 @@ impl Answer {
                     self.stop_reason = Some(reason.to_owned());
                 }
                 if let Some(output) = event["usage"].get("output_tokens").and_then(Value::as_u64) {
-                    self.output_tokens = output;
+                    self.usage.output = output;
                 }
             }
             "message_stop" => self.stopped = true,
@@ -183,7 +187,7 @@ impl Answer {
         if !self.stopped {
             return Err(cut_off(NAME));
         }
-        sink(StreamEvent::Usage { input_tokens: self.input_tokens, output_tokens: self.output_tokens });
+        sink(StreamEvent::Usage(self.usage));
         match self.stop_reason.as_deref() {
             Some("tool_use") => Ok(ModelStop::ToolUse),
             Some("max_tokens" | "model_context_window_exceeded") => Ok(ModelStop::Length),

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{Endpoint, cut_off, events, next_event, send, unreadable};
+use crate::protocol::TokenUsage;
 use crate::runtime::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent,
 };
@@ -107,10 +108,15 @@ impl Answer {
         }
         if let Some(usage) = chunk.get("usage").filter(|usage| usage.is_object()) {
             let count = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-            sink(StreamEvent::Usage {
-                input_tokens: count("prompt_tokens"),
-                output_tokens: count("completion_tokens"),
-            });
+            // OpenAI's `prompt_tokens` include the cached ones.
+            let cached = usage["prompt_tokens_details"].get("cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+            sink(StreamEvent::Usage(TokenUsage {
+                input: count("prompt_tokens").saturating_sub(cached),
+                output: count("completion_tokens"),
+                cache_read: cached,
+                cache_write: 0,
+                cost: None,
+            }));
         }
         let Some(choice) = chunk.get("choices").and_then(Value::as_array).and_then(|choices| choices.first()) else {
             return Ok(());

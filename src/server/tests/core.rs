@@ -80,6 +80,7 @@ async fn a_restart_gives_no_second_terminal_frame_to_a_run_whose_done_was_logged
             parts: vec![ChatMessagePart::text("hi")],
             created_at: None,
             changes: None,
+            usage: None,
         };
         let done = ChatFrame::Done(DoneFrame {
             seq: None,

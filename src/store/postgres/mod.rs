@@ -20,7 +20,7 @@ use super::{
     RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
-use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary};
+use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary, TokenUsage};
 use crate::store::search;
 
 #[derive(Clone)]
@@ -77,9 +77,17 @@ const HOLDER_COLUMNS: &str = "lease_owner, lease_run_id, lease_generation, lease
 
 const REQUEST_BY_ID: &str = "SELECT session_id, body_hash, run_id, after_seq FROM requests WHERE id = $1";
 
-const SUMMARY_COLUMNS: &str = "id, title, created_at, updated_at, status, message_count, last_seq";
+const SUMMARY_COLUMNS: &str = "id, title, created_at, updated_at, status, message_count, last_seq, input_tokens, \
+     output_tokens, cache_read_tokens, cache_write_tokens, cost";
 
 fn summary_from_row(row: &tokio_postgres::Row) -> SessionSummary {
+    let usage = TokenUsage {
+        input: row.get::<_, i64>(7) as u64,
+        output: row.get::<_, i64>(8) as u64,
+        cache_read: row.get::<_, i64>(9) as u64,
+        cache_write: row.get::<_, i64>(10) as u64,
+        cost: row.get(11),
+    };
     SessionSummary {
         session_id: row.get(0),
         title: row.get(1),
@@ -88,6 +96,7 @@ fn summary_from_row(row: &tokio_postgres::Row) -> SessionSummary {
         status: session_status_from(row.get(4)),
         message_count: row.get::<_, i64>(5) as u64,
         last_seq: row.get::<_, i64>(6) as Seq,
+        usage: (!usage.is_empty()).then_some(usage),
     }
 }
 
@@ -261,12 +270,16 @@ impl Store for PostgresStore {
             let mut seq = row.get::<_, i64>(0) as Seq;
             let mut appended = Vec::with_capacity(frames.len());
             let mut messages = 0_i64;
+            let mut used = TokenUsage::default();
             let (mut seqs, mut kinds, mut lines) = (Vec::new(), Vec::new(), Vec::new());
             for mut frame in frames {
                 seq += 1;
                 frame.set_seq(seq);
                 let kind = frame.frame_type().as_str();
                 messages += i64::from(matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_)));
+                if let ChatFrame::Usage(usage) = &frame {
+                    used.add(&usage.usage);
+                }
                 let mut line = encode_frame(&frame);
                 line.pop();
                 seqs.push(seq as i64);
@@ -287,14 +300,24 @@ impl Store for PostgresStore {
                 .await?;
             let params: [&(dyn ToSql + Sync); 5] = [&session_id, &run_id, &seqs, &kinds, &lines];
             transaction.execute(&insert, &params).await?;
-            // One wake-up per batch, delivered to the listening instances when the transaction commits.
-            let payload = listener::appended_payload(&session_id, seq);
+            let counts = [used.input, used.output, used.cache_read, used.cache_write].map(|count| count as i64);
             transaction
                 .execute(
-                    "WITH moved AS (UPDATE sessions SET last_seq = $2, updated_at = $3, \
-                     message_count = message_count + $4 WHERE id = $1 RETURNING id) \
-                     SELECT pg_notify($5, $6) FROM moved",
-                    &[&session_id, &(seq as i64), &(now as i64), &messages, &listener::APPENDED, &payload],
+                    "UPDATE sessions SET last_seq = $2, updated_at = $3, message_count = message_count + $4, \
+                     input_tokens = input_tokens + $5, output_tokens = output_tokens + $6, \
+                     cache_read_tokens = cache_read_tokens + $7, cache_write_tokens = cache_write_tokens + $8, \
+                     cost = CASE WHEN $9::float8 IS NULL THEN cost ELSE coalesce(cost, 0) + $9 END WHERE id = $1",
+                    &[
+                        &session_id,
+                        &(seq as i64),
+                        &(now as i64),
+                        &messages,
+                        &counts[0],
+                        &counts[1],
+                        &counts[2],
+                        &counts[3],
+                        &used.cost,
+                    ],
                 )
                 .await?;
             if let (Some(status), Some(run_id)) = (ends_run, &run_id) {
@@ -714,5 +737,26 @@ mod tests {
         let hits = store.search("zeppelin", 10).await.unwrap();
         assert_eq!((hits.len(), hits[0].seq, hits[0].message_id.as_deref()), (1, Some(1), Some("m1")));
         assert_eq!(store.search("old", 10).await.unwrap()[0].seq, None, "the title is indexed");
+    }
+
+    #[tokio::test]
+    async fn the_usage_migration_starts_existing_sessions_at_nothing_counted() {
+        let url = test_server::server().fresh_database().await;
+        let (client, connection) = tokio_postgres::connect(&url, NoTls).await.unwrap();
+        tokio::spawn(connection);
+        client.batch_execute(&schema::MIGRATIONS[..3].join(";")).await.unwrap();
+        client
+            .batch_execute(
+                "CREATE TABLE chatwire_schema (version INTEGER NOT NULL); INSERT INTO chatwire_schema VALUES (3);
+                 INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('s1', 'Before usage', 1, 1);",
+            )
+            .await
+            .unwrap();
+        let store = PostgresStore::open(&url).await.unwrap();
+        let before = store.session("s1").await.unwrap().unwrap();
+        assert_eq!((before.title.as_str(), before.usage), ("Before usage", None));
+        let usage = crate::protocol::TokenUsage { input: 7, output: 3, cache_read: 0, cache_write: 0, cost: Some(0.5) };
+        store.append(crate::store::tests::calls_used("s1", usage.clone(), 1)).await.unwrap();
+        assert_eq!(store.session("s1").await.unwrap().unwrap().usage, Some(usage));
     }
 }

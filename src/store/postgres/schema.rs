@@ -77,6 +77,14 @@ pub(super) const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX search_docs_by_session ON search_docs(session_id, seq);
     CREATE INDEX search_docs_terms ON search_docs USING GIN (terms);",
+    // 4: what the session's model calls used in all, summed from its `usage` frames as they are logged. Logs
+    // written before had no `usage` frames: zero, and no cost.
+    "ALTER TABLE sessions
+        ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0,
+        ADD COLUMN cost DOUBLE PRECISION;",
 ];
 
 /// The migration after which the titles and logged frames are indexed.

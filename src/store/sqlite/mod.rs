@@ -18,7 +18,7 @@ use super::{
     RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
 };
 use crate::ndjson::encode_frame;
-use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary};
+use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary, TokenUsage};
 use crate::store::search;
 
 /// Reader connections kept open between reads; more are opened when more reads run at once.
@@ -125,10 +125,8 @@ impl Store for SqliteStore {
 
     fn sessions(&self) -> StoreFuture<'_, Vec<SessionSummary>> {
         self.read(|c| {
-            let mut statement = c.prepare_cached(
-                "SELECT id, title, created_at, updated_at, status, message_count, last_seq FROM sessions \
-                 ORDER BY updated_at DESC, id",
-            )?;
+            let mut statement =
+                c.prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM sessions ORDER BY updated_at DESC, id"))?;
             let rows = statement.query_map([], summary_from_row)?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)
         })
@@ -493,6 +491,7 @@ fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, S
     let mut seq = last as Seq;
     let mut appended = Vec::with_capacity(frames.len());
     let mut messages = 0_i64;
+    let mut used = TokenUsage::default();
     let mut insert = connection
         .prepare_cached("INSERT INTO frames (session_id, seq, kind, run_id, line) VALUES (?1, ?2, ?3, ?4, ?5)")?;
     let mut index = connection
@@ -502,6 +501,9 @@ fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, S
         frame.set_seq(seq);
         let kind = frame.frame_type().as_str();
         messages += i64::from(matches!(frame, ChatFrame::Message(_) | ChatFrame::Done(_)));
+        if let ChatFrame::Usage(usage) = &frame {
+            used.add(&usage.usage);
+        }
         let mut line = encode_frame(&frame);
         line.pop();
         insert.execute(params![session_id, seq as i64, kind, run_id, line])?;
@@ -512,8 +514,21 @@ fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, S
         appended.push(Appended { logged, frame });
     }
     connection.execute(
-        "UPDATE sessions SET last_seq = ?2, updated_at = ?3, message_count = message_count + ?4 WHERE id = ?1",
-        params![session_id, seq as i64, now as i64, messages],
+        "UPDATE sessions SET last_seq = ?2, updated_at = ?3, message_count = message_count + ?4, \
+         input_tokens = input_tokens + ?5, output_tokens = output_tokens + ?6, \
+         cache_read_tokens = cache_read_tokens + ?7, cache_write_tokens = cache_write_tokens + ?8, \
+         cost = CASE WHEN ?9 IS NULL THEN cost ELSE coalesce(cost, 0) + ?9 END WHERE id = ?1",
+        params![
+            session_id,
+            seq as i64,
+            now as i64,
+            messages,
+            used.input as i64,
+            used.output as i64,
+            used.cache_read as i64,
+            used.cache_write as i64,
+            used.cost
+        ],
     )?;
     if let (Some(status), Some(run_id)) = (ends_run, &run_id) {
         finish_run(connection, run_id, &session_id, status, now)?;
@@ -523,11 +538,7 @@ fn append_in(connection: &Connection, append: Append) -> Result<Vec<Appended>, S
 
 fn session(connection: &Connection, id: &str) -> Result<Option<SessionSummary>, StoreError> {
     Ok(connection
-        .query_row(
-            "SELECT id, title, created_at, updated_at, status, message_count, last_seq FROM sessions WHERE id = ?1",
-            params![id],
-            summary_from_row,
-        )
+        .query_row(&format!("SELECT {SUMMARY_COLUMNS} FROM sessions WHERE id = ?1"), params![id], summary_from_row)
         .optional()?)
 }
 
@@ -599,7 +610,17 @@ fn expiry(ttl: Duration) -> i64 {
     clock_ms().saturating_add(ttl.as_millis() as i64)
 }
 
+const SUMMARY_COLUMNS: &str = "id, title, created_at, updated_at, status, message_count, last_seq, input_tokens, \
+     output_tokens, cache_read_tokens, cache_write_tokens, cost";
+
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
+    let usage = TokenUsage {
+        input: row.get::<_, i64>(7)? as u64,
+        output: row.get::<_, i64>(8)? as u64,
+        cache_read: row.get::<_, i64>(9)? as u64,
+        cache_write: row.get::<_, i64>(10)? as u64,
+        cost: row.get(11)?,
+    };
     Ok(SessionSummary {
         session_id: row.get(0)?,
         title: row.get(1)?,
@@ -608,6 +629,7 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         status: session_status_from(&row.get::<_, String>(4)?),
         message_count: row.get::<_, i64>(5)? as u64,
         last_seq: row.get::<_, i64>(6)? as Seq,
+        usage: (!usage.is_empty()).then_some(usage),
     })
 }
 
@@ -717,5 +739,18 @@ mod tests {
         store.rename_session("s1", "Airship notes", 2).await.unwrap();
         assert!(store.search("zeppel", 10).await.unwrap().is_empty(), "the triggers keep the new index current");
         assert_eq!(store.search("airshi", 10).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_usage_migration_starts_existing_sessions_at_nothing_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(database_of_version(dir.path(), 5, "Before usage"));
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let before = store.session("s1").await.unwrap().unwrap();
+        assert_eq!((before.title.as_str(), before.usage), ("Before usage", None));
+        store.append(super::super::tests::deltas("s1", None, 1)).await.unwrap();
+        let usage = crate::protocol::TokenUsage { input: 7, output: 3, cache_read: 0, cache_write: 0, cost: None };
+        store.append(super::super::tests::calls_used("s1", usage.clone(), 1)).await.unwrap();
+        assert_eq!(store.session("s1").await.unwrap().unwrap().usage, Some(usage));
     }
 }

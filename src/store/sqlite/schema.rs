@@ -105,6 +105,13 @@ pub(super) const MIGRATIONS: &[&str] = &[
         prefix='2 3 4 5 6'
     );
     INSERT INTO search_fts (search_fts) VALUES ('rebuild');",
+    // 6: what the session's model calls used in all, summed from its `usage` frames as they are logged. Logs
+    // written before had no `usage` frames: zero, and no cost.
+    "ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN cost REAL;",
 ];
 
 /// The migration after which the logged frames are indexed.
