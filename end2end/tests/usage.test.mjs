@@ -109,6 +109,13 @@ describe('chatwire usage and context meter', () => {
     await page.locator('.sidebar__item--current [data-testid="session-usage"]').getByText('14k tokens · $0.04').waitFor({
       timeout: 10_000,
     });
+
+    // On a phone the meter joins the buttons on the line below the message box, which keeps the width.
+    await page.setViewportSize({ width: 390, height: 800 });
+    const box = await page.locator('[data-testid="composer"] textarea').boundingBox();
+    assert.ok(box.width >= 300, `the message box is ${box.width} px wide at 390 px`);
+    const meterBox = await page.locator(meter).boundingBox();
+    assert.ok(meterBox.y >= box.y + box.height, 'the meter sits below the message box');
     check();
   });
 });
