@@ -199,7 +199,7 @@ fn ChatPage() -> impl IntoView {
                 />
             </SessionsSidebar>
             <main class="chat">
-                <Transcript chat=state.chat.read_only() on_suggestion/>
+                <Transcript chat=state.chat.read_only() on_suggestion sessions=state.sessions current=state.session_id now=state.now/>
                 <ActivityLine activity running output_streaming reconnecting last_error/>
                 <Show when=move || state.unreachable.get()>
                     <p class="chat__unreachable" role="alert" data-testid="unreachable">

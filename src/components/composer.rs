@@ -138,7 +138,7 @@ pub fn Composer(
                 <textarea
                     class="composer__input"
                     name="message"
-                    rows="3"
+                    rows="2"
                     placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
                     aria-label="Message"
                     node_ref=input

@@ -1,16 +1,20 @@
 //! The transcript: keyed message rows that follow new output while the reader is at the bottom, or an empty state
-//! with prompt suggestions.
+//! with prompt suggestions and, for a returning user, the sessions they worked in last.
 
 use leptos::prelude::*;
 
 use super::client_only::ClientOnly;
 use super::message::MessageView;
 use super::rows::{TranscriptRows, track_parser};
+use super::sidebar::relative_time;
 use crate::chat_state::ChatSnapshot;
-use crate::protocol::ChatMessagePart;
+use crate::protocol::{ChatMessagePart, SessionSummary};
 
 const SUGGESTIONS: [&str; 3] =
     ["Explain what this repository does", "Find and fix a failing test", "Add a README section on configuration"];
+
+/// How many of the latest sessions the empty state offers to go back to; the sidebar lists them all.
+const RECENT_SESSIONS: usize = 5;
 
 /// Messages are drawn in groups of this many, each a box the browser skips as a whole while it is off screen
 /// (`content-visibility` in style/main.css). One such box per message made the visibility checks of 200 earlier
@@ -26,6 +30,15 @@ pub fn Transcript(
     chat: ReadSignal<ChatSnapshot>,
     /// Called with a suggestion's text when the user picks one.
     on_suggestion: Callback<String>,
+    /// Every session, newest first: the empty state offers the latest.
+    #[prop(into)]
+    sessions: Signal<Vec<SessionSummary>>,
+    /// The session on screen, which the empty state does not offer to open.
+    #[prop(into)]
+    current: Signal<Option<String>>,
+    /// The browser's clock in ms since the epoch, for the sessions' ages.
+    #[prop(into)]
+    now: Signal<f64>,
 ) -> impl IntoView {
     let rows = StoredValue::new(chat.with_untracked(|snapshot| {
         let mut rows = TranscriptRows::default();
@@ -131,7 +144,7 @@ pub fn Transcript(
             on:scroll=on_scroll
             on:click=move |event| copy(event, chat)
         >
-            <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion/> }>
+            <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion sessions current now/> }>
                 // The server renders an empty transcript; the rows are only ever built in the browser.
                 {ClientOnly(view! {
                     <For each=move || 0..group_count() key=|group| *group let:group>
@@ -230,7 +243,23 @@ mod browser {
 }
 
 #[component]
-fn EmptyState(on_suggestion: Callback<String>) -> impl IntoView {
+fn EmptyState(
+    on_suggestion: Callback<String>,
+    sessions: Signal<Vec<SessionSummary>>,
+    current: Signal<Option<String>>,
+    now: Signal<f64>,
+) -> impl IntoView {
+    let recent = Memo::new(move |_| {
+        let current = current.get();
+        sessions.with(|sessions| {
+            sessions
+                .iter()
+                .filter(|session| current.as_deref() != Some(session.session_id.as_str()))
+                .take(RECENT_SESSIONS)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
     view! {
         <div class="empty-state">
             <h2>"What should the agent do?"</h2>
@@ -248,6 +277,25 @@ fn EmptyState(on_suggestion: Callback<String>) -> impl IntoView {
                     })
                     .collect_view()}
             </ul>
+            <Show when=move || recent.with(|recent| !recent.is_empty())>
+                <section class="empty-state__recent" aria-labelledby="recent-sessions" data-testid="recent-sessions">
+                    <h3 id="recent-sessions">"Pick up where you left off"</h3>
+                    <ul>
+                        <For
+                            each=move || recent.get()
+                            key=|session| (session.session_id.clone(), session.title.clone(), session.updated_at)
+                            let:session
+                        >
+                            <li>
+                                <a class="empty-state__session" href=format!("/s/{}", session.session_id)>
+                                    <span class="empty-state__title">{session.title}</span>
+                                    <time class="empty-state__time">{move || relative_time(session.updated_at, now.get())}</time>
+                                </a>
+                            </li>
+                        </For>
+                    </ul>
+                </section>
+            </Show>
         </div>
     }
 }

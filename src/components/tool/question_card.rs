@@ -311,11 +311,8 @@ pub fn QuestionCard(
             aria-label="Question from the agent"
             data-tool-call-id=tool.tool_call_id.clone()
         >
-            <p class="question__text">
-                <span class="tool__name">"Question"</span>
-                " "
-                {text}
-            </p>
+            <p class="question__label">"Question"</p>
+            <p class="question__text">{text}</p>
             {detail.map(|detail| view! { <p class="question__detail">{detail}</p> })}
             {body}
         </div>
