@@ -1,5 +1,6 @@
 // Accessibility in Chromium against the release binary: axe-core (npm) over the empty state, a question card, the
-// quick switcher, a finished demo run and its Changes view; any violation above minor fails the test. axe
+// quick switcher, a finished demo run (in both themes) and its Changes view; any violation above minor fails the
+// test. axe
 // is injected with `page.evaluate`, which the page's CSP (no inline scripts) does not govern.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,6 +39,10 @@ describe('chatwire accessibility', () => {
     await page.getByText('Run it yourself:').waitFor({ timeout: 60_000 });
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 10_000 });
     assert.deepEqual(await violations(page), [], 'a finished demo run');
+    // The same page in the dark theme (what the theme toggle sets), where every colour is the other of its pair.
+    await page.evaluate(() => { document.documentElement.dataset.theme = 'dark'; });
+    assert.deepEqual(await violations(page), [], 'a finished demo run, dark theme');
+    await page.evaluate(() => { document.documentElement.dataset.theme = 'light'; });
 
     // The demo writes and edits files: its answer says so, and its Changes view opens with the diff.
     const changes = page.getByTestId('changes').last();

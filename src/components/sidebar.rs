@@ -4,6 +4,8 @@
 
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
+use leptos::wasm_bindgen::JsCast;
+use leptos::web_sys::HtmlElement;
 
 use super::SessionSearch;
 use super::usage::session_totals;
@@ -39,6 +41,17 @@ where
     F: IntoView + 'static,
 {
     let children = children.into_inner();
+    let refocus = StoredValue::new(None::<Refocus>);
+    // A deleted row takes its focused button with it: the focus goes to the list's first session, or to New chat.
+    Effect::new(move || {
+        sessions.track();
+        if refocus.with_value(|r| r == &Some(Refocus::List)) {
+            refocus.set_value(None);
+            if focus_is_lost() {
+                focus_first_of(".sidebar__list .sidebar__link, [data-testid=\"new-chat\"]");
+            }
+        }
+    });
     view! {
         <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
             <header class="sidebar__header">
@@ -59,7 +72,7 @@ where
                             }
                             let:session
                         >
-                            <SessionItem session current now on_rename on_delete/>
+                            <SessionItem session current now on_rename on_delete refocus/>
                         </For>
                     </ul>
                 </Show>
@@ -77,6 +90,31 @@ enum ItemMode {
     ConfirmDelete,
 }
 
+/// Where the keyboard focus goes once a row's rename or delete is over. The field or the confirmation that had it
+/// is gone by then, and a renamed row is rebuilt with its new title, so the row that appears picks the focus up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Refocus {
+    /// The row's button that started it (Rename after a rename, Delete after a cancelled delete), once the row
+    /// shows `title`: a saved title comes back from the server as a new row.
+    Button { session_id: String, title: String, started_by: ItemMode },
+    /// The row was deleted.
+    List,
+}
+
+/// Whether nothing has the focus any more (the element that had it was removed), so moving it takes it from no one.
+fn focus_is_lost() -> bool {
+    let document = document();
+    document.active_element().is_none_or(|element| document.body().is_some_and(|body| *body == element))
+}
+
+fn focus_first_of(selector: &str) {
+    if let Some(element) = document().query_selector(selector).ok().flatten()
+        && let Ok(element) = element.dyn_into::<HtmlElement>()
+    {
+        let _ = element.focus();
+    }
+}
+
 #[component]
 fn SessionItem(
     /// The session this row shows.
@@ -89,6 +127,8 @@ fn SessionItem(
     on_rename: Callback<(String, String)>,
     /// Deletes a session.
     on_delete: Callback<String>,
+    /// Where the focus goes when a rename or a delete is over, shared by the rows.
+    refocus: StoredValue<Option<Refocus>>,
 ) -> impl IntoView {
     let item_mode = RwSignal::new(ItemMode::Show);
     let id = StoredValue::new(session.session_id.clone());
@@ -98,25 +138,57 @@ fn SessionItem(
     let status = session.status;
     let updated_at = session.updated_at;
     let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
-    let save = move || {
-        let title = draft.with_untracked(|t| t.trim().to_owned());
+    // Back to showing the row, with the focus on the button that left it when the keyboard ended it.
+    let shown_title = title.clone();
+    let show_again = move |started_by: Option<ItemMode>, title: String| {
+        refocus.set_value(started_by.map(|started_by| Refocus::Button {
+            session_id: id.get_value(),
+            title,
+            started_by,
+        }));
         item_mode.set(ItemMode::Show);
-        if !title.is_empty() {
+    };
+    let row_title = StoredValue::new(title.clone());
+    let save = move |started_by: Option<ItemMode>| {
+        let title = draft.with_untracked(|t| t.trim().to_owned());
+        if title.is_empty() {
+            show_again(started_by, row_title.get_value());
+        } else {
+            show_again(started_by, title.clone());
             on_rename.run((id.get_value(), title));
         }
     };
     let on_key = move |event: KeyboardEvent| match event.key().as_str() {
         "Enter" => {
             event.prevent_default();
-            save();
+            save(Some(ItemMode::Rename));
         }
-        "Escape" => item_mode.set(ItemMode::Show),
+        "Escape" => show_again(Some(ItemMode::Rename), row_title.get_value()),
         _ => {}
     };
-    let shown_title = title.clone();
     // `autofocus` only works on page load; a field or button that appears later is focused by hand.
     let rename_field = NodeRef::<leptos::html::Input>::new();
     let confirm_button = NodeRef::<leptos::html::Button>::new();
+    let rename_button = NodeRef::<leptos::html::Button>::new();
+    let delete_button = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move || {
+        let (Some(rename), Some(delete)) = (rename_button.get(), delete_button.get()) else { return };
+        let started_by = refocus.with_value(|refocus| match refocus {
+            Some(Refocus::Button { session_id, title, started_by }) => (id.with_value(|id| id == session_id)
+                && row_title.with_value(|shown| shown == title))
+            .then_some(*started_by),
+            Some(Refocus::List) | None => None,
+        });
+        let button = match started_by {
+            Some(ItemMode::Rename) => rename,
+            Some(ItemMode::ConfirmDelete) => delete,
+            Some(ItemMode::Show) | None => return,
+        };
+        refocus.set_value(None);
+        if focus_is_lost() {
+            let _ = button.focus();
+        }
+    });
     Effect::new(move || {
         if let Some(field) = rename_field.get() {
             let _ = field.focus();
@@ -152,6 +224,7 @@ fn SessionItem(
                             type="button"
                             aria-label=format!("Rename {}", shown_title)
                             on:click=move |_| item_mode.set(ItemMode::Rename)
+                            node_ref=rename_button
                         >
                             "Rename"
                         </button>
@@ -160,6 +233,7 @@ fn SessionItem(
                             type="button"
                             aria-label=format!("Delete {}", shown_title)
                             on:click=move |_| item_mode.set(ItemMode::ConfirmDelete)
+                            node_ref=delete_button
                         >
                             "Delete"
                         </button>
@@ -191,8 +265,9 @@ fn SessionItem(
                         on:input=move |event| draft.set(event_target_value(&event))
                         on:keydown=on_key
                         on:blur=move |_| {
+                            // Leaving the field for elsewhere saves too, and the focus stays where it went.
                             if item_mode.get_untracked() == ItemMode::Rename {
-                                save();
+                                save(None);
                             }
                         }
                         node_ref=rename_field
@@ -206,6 +281,7 @@ fn SessionItem(
                             class="button button--small button--danger"
                             type="button"
                             on:click=move |_| {
+                                refocus.set_value(Some(Refocus::List));
                                 item_mode.set(ItemMode::Show);
                                 on_delete.run(id.get_value());
                             }
@@ -213,7 +289,7 @@ fn SessionItem(
                         >
                             "Delete"
                         </button>
-                        <button class="button button--small" type="button" on:click=move |_| item_mode.set(ItemMode::Show)>
+                        <button class="button button--small" type="button" on:click=move |_| show_again(Some(ItemMode::ConfirmDelete), row_title.get_value())>
                             "Cancel"
                         </button>
                     </span>
