@@ -147,7 +147,7 @@ fn is_subsequence(word: &[char], text: &str) -> bool {
 mod tests {
     use std::fs;
     use std::os::unix::fs::symlink;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::time::Instant;
 
     use super::{MAX_FILES, is_subsequence, matching_paths};
@@ -251,12 +251,13 @@ mod tests {
         assert!(!is_subsequence(&word("a"), ""));
     }
 
-    /// The walk and ranking over this repository (its `target/` is gitignored); run with `--ignored --nocapture`
-    /// to see the figure recorded in docs/decisions.md.
+    /// The walk and ranking over this repository (its `target/` is gitignored), or over `WALK_ROOT` when set; run
+    /// with `--ignored --nocapture` to see the figures recorded in docs/decisions.md.
     #[test]
     #[ignore]
     fn time_a_walk_of_this_repository() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = std::env::var_os("WALK_ROOT").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), PathBuf::from);
+        let root = root.as_path();
         for query in ["", "comp", "src/components/palette/dialog.rs"] {
             let started = Instant::now();
             let found = matching_paths(root, query, MAX_FILES);
