@@ -112,7 +112,9 @@ pub fn Composer(
     // The `@` (or, at 0, the `/`) whose list Esc closed: it stays closed until that word is gone.
     let dismissed = RwSignal::new(None::<usize>);
     let active = RwSignal::new(0_usize);
-    let files = RwSignal::new(None::<Result<Vec<FileMatch>, String>>);
+    // The last answer taken, with the query it answers: the list shows it only while that query is the one typed, so
+    // Enter never takes a path from a list for other text.
+    let files = RwSignal::new(None::<(String, Result<Vec<FileMatch>, String>)>);
     let input = NodeRef::<leptos::html::Textarea>::new();
     Effect::new(move |_| {
         let Some(text) = handed.get() else { return };
@@ -124,9 +126,9 @@ pub fn Composer(
     });
     let mention = Memo::new(move |_| draft.with(|d| mention_being_typed(d, caret.get())));
     let reply: FileReply = Callback::new(move |(query, answer): (String, Result<Vec<FileMatch>, String>)| {
-        // An answer to a query typed over since is dropped; the list keeps the newer one's.
+        // An answer to a query typed over since is dropped.
         if mention.with_untracked(|m| m.as_ref().is_some_and(|m| m.query == query)) {
-            files.set(Some(answer));
+            files.set(Some((query, answer)));
         }
     });
     Effect::new(move |_| {
@@ -148,10 +150,10 @@ pub fn Composer(
             }
             match mention_being_typed(d, caret) {
                 Some(mention) if dismissed != Some(mention.start) => files.with(|answer| match answer {
-                    Some(Ok(found)) if !found.is_empty() => {
+                    Some((query, Ok(found))) if *query == mention.query && !found.is_empty() => {
                         Suggestions::Files { start: mention.start, files: found.clone() }
                     }
-                    Some(Ok(_) | Err(_)) | None => Suggestions::Closed,
+                    Some((_, Ok(_) | Err(_))) | None => Suggestions::Closed,
                 }),
                 Some(_) | None => Suggestions::Closed,
             }
