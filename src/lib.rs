@@ -14,6 +14,7 @@ pub mod checkpoints;
 #[cfg(feature = "hydrate")]
 pub mod client;
 pub mod components;
+pub mod draft;
 pub mod export;
 pub mod fuzzy;
 #[cfg(feature = "ssr")]

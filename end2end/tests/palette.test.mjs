@@ -25,7 +25,8 @@ const focused = (page) =>
 /** Presses the shortcut and waits until the dialog's field has the focus. */
 async function openSwitcher(page, keys = 'Control+k') {
   await page.keyboard.press(keys);
-  await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'combobox');
+  // The message box is a combobox too (its @ and / suggestions): wait for the dialog's own field.
+  await page.waitForFunction(() => document.activeElement?.closest('[role="dialog"]') && document.activeElement.getAttribute('role') === 'combobox');
 }
 
 /** Waits until the page has drawn what the last key changed (Leptos updates the DOM in a microtask). */
@@ -137,7 +138,7 @@ describe('quick switcher', () => {
     await page.waitForURL(`**/s/${ids['Beta notes']}`);
     await page.locator(dialog).waitFor({ state: 'detached' });
     assert.equal(await page.locator('.sidebar__item--current .sidebar__title').textContent(), 'Beta notes');
-    assert.deepEqual(await focused(page), { tag: 'textarea', role: null, inDialog: false }, 'focus back in the box');
+    assert.deepEqual(await focused(page), { tag: 'textarea', role: 'combobox', inDialog: false }, 'focus back in the box');
 
     // Tab and Shift+Tab stay in the dialog.
     await openSwitcher(page);

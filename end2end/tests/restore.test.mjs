@@ -97,7 +97,7 @@ describe('chatwire restore files', () => {
     const transcript = page.getByTestId('transcript');
     await transcript.getByText('Wrote the files.').waitFor();
     assert.equal(await transcript.getByText('Changed the files.').count(), 0, 'the fork holds what came before');
-    const composer = page.getByRole('textbox', { name: 'Message' });
+    const composer = page.getByRole('combobox', { name: 'Message' });
     assert.equal(await composer.inputValue(), 'Change the files', 'the message forked at waits in the composer');
     await page.locator('.sidebar__item--current').getByText('(fork)').waitFor();
 

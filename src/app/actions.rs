@@ -4,7 +4,8 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::components::{Answer, ChangesLoad, Decision, NotifyPermission, Outgoing, Theme};
+use crate::components::{Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, Theme};
+use crate::draft::ExportFormat;
 use crate::protocol::{
     AgentMode, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo, ModelsResponse, RestoreResponse, SearchHit,
     SessionSummary,
@@ -151,6 +152,11 @@ pub struct PageRequests {
     /// Fetches the diff of a run's changes (`GET /api/sessions/{id}/changes/{key}`) into the signal: (the run's
     /// checkpoint key, where it goes).
     pub load_changes: Callback<(String, RwSignal<ChangesLoad>)>,
+    /// Lists the workspace paths matching an `@` mention's query (`GET /api/files`) for the session on screen, and
+    /// hands the answer to the reply.
+    pub find_files: Callback<(String, FileReply)>,
+    /// Downloads the session on screen (`GET /api/sessions/{id}/export`), as the sidebar's MD and JSON links do.
+    pub export: Callback<ExportFormat>,
 }
 
 /// What a fork's files are, for the notice line of the new session.

@@ -15,8 +15,8 @@ use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
 use crate::client::connect;
 use crate::components::{
-    ActivityLine, Composer, MessageActions, NotificationSetting, Outgoing, PaletteChoice, QueueChips, QuickSwitcher,
-    SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
+    ActivityLine, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand, PaletteChoice, QueueChips,
+    QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
 };
 use crate::protocol::{AgentMode, Rerun, RerunKind, StreamingBehavior};
 
@@ -43,6 +43,8 @@ fn connect(_state: PageState) -> PageRequests {
         restore_then_send: Callback::new(|_| {}),
         fork: Callback::new(|_| {}),
         load_changes: Callback::new(|_| {}),
+        find_files: Callback::new(|_| {}),
+        export: Callback::new(|_| {}),
     }
 }
 
@@ -160,6 +162,7 @@ fn ChatPage() -> impl IntoView {
             plan_action: None,
             behavior: StreamingBehavior::Steer,
             rerun: None,
+            command: None,
         })
     });
     let running = Signal::derive(move || state.chat.with(ChatSnapshot::is_running));
@@ -176,6 +179,14 @@ fn ChatPage() -> impl IntoView {
         PaletteChoice::Mode(mode) => state.mode.set(mode),
         PaletteChoice::Model(name) => requests.pick_model.run(name),
         PaletteChoice::Theme(theme) => requests.set_theme.run(theme),
+    });
+    let note = RwSignal::new(None::<String>);
+    let on_command = Callback::new(move |command: PageCommand| match command {
+        PageCommand::NewChat => requests.go_to.run(None),
+        PageCommand::Export(format) => match state.session_id.get_untracked() {
+            Some(_) => requests.export.run(format),
+            None => note.set(Some("There is nothing to export yet: this chat has no messages.".into())),
+        },
     });
 
     view! {
@@ -230,6 +241,9 @@ fn ChatPage() -> impl IntoView {
                     mode=state.mode
                     handed=state.handed
                     context=Signal::derive(move || state.chat.with(ChatSnapshot::context))
+                    on_command
+                    find_files=requests.find_files
+                    note
                 />
             </main>
         </div>
@@ -256,6 +270,7 @@ fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>)
             plan_action: None,
             behavior: StreamingBehavior::Steer,
             rerun: Some(Rerun { kind, message_id: message_id.clone() }),
+            command: None,
         };
         if restore_before {
             requests.restore_then_send.run((message_id, outgoing));

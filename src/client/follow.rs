@@ -412,6 +412,7 @@ pub async fn send(page: Page, outgoing: Outgoing) {
         streaming_behavior: joins_run.then_some(outgoing.behavior),
         attachments: None,
         rerun: outgoing.rerun,
+        command: outgoing.command,
     };
     live.batcher().flush();
     let since = state.chat.with_untracked(|c| c.last_seq);

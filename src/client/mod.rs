@@ -120,6 +120,16 @@ pub async fn search(query: &str) -> Result<SearchResponse, ClientError> {
     json::<SearchResponse>(&checked(Request::get(&url).send().await?).await?).await
 }
 
+/// The workspace paths matching an `@` mention (`GET /api/files`); `session` is `None` for a chat not started yet.
+pub async fn files(query: &str, session: Option<&str>) -> Result<FilesResponse, ClientError> {
+    let encode = |text: &str| String::from(js_sys::encode_uri_component(text));
+    let mut url = format!("/api/files?q={}", encode(query));
+    if let Some(session) = session {
+        url.push_str(&format!("&session={}", encode(session)));
+    }
+    json::<FilesResponse>(&checked(Request::get(&url).send().await?).await?).await
+}
+
 pub async fn show_branch(session_id: &str, message_id: &str) -> Result<BranchFrame, ClientError> {
     let body = ShowBranchRequest { message_id: message_id.to_owned() };
     let request = Request::post(&format!("/api/sessions/{session_id}/branch")).json(&body)?;

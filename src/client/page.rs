@@ -108,6 +108,18 @@ pub fn connect(state: PageState) -> PageRequests {
         }),
         set_notify: Callback::new(move |on| notify::set_setting(state, on)),
         search: Callback::new(move |query: String| search(state, query)),
+        find_files: Callback::new(move |(query, reply): (String, crate::components::FileReply)| {
+            leptos::task::spawn_local(async move {
+                let session = state.session_id.get_untracked();
+                let answer = api::files(&query, session.as_deref()).await;
+                reply.run((query, answer.map(|found| found.files).map_err(|error| error.to_string())));
+            })
+        }),
+        export: Callback::new(move |format: crate::draft::ExportFormat| {
+            if let Some(session_id) = state.session_id.get_untracked() {
+                download(&format!("/api/sessions/{session_id}/export?format={}", format.as_str()));
+            }
+        }),
         open_hit: Callback::new(move |hit: SearchHit| {
             follow::go_to(page, Some(hit.session_id));
             if let Some(id) = hit.message_id {
@@ -170,6 +182,16 @@ async fn scroll_to_message(id: String) {
             return;
         }
     }
+}
+
+/// Starts the download of `url` as a click on a link would (the answer names the file).
+fn download(url: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else { return };
+    let Ok(link) = document.create_element("a") else { return };
+    let _ = link.set_attribute("href", url);
+    let _ = link.set_attribute("download", "");
+    link.unchecked_ref::<web_sys::HtmlElement>().click();
 }
 
 fn start(page: Page) {

@@ -1,12 +1,21 @@
 //! The composer: a textarea where Enter sends and Shift+Enter starts a new line, the model picker (when the server
 //! offers several), the Agent/Plan switch, Stop, Steer or Follow-up while a run is active, and Execute/Refine when a
-//! plan waits for a decision.
+//! plan waits for a decision. Typing `/` at the start lists the slash commands, `@` the workspace's files; the list
+//! is a listbox the textarea (a combobox) points into with `aria-activedescendant`, so typing goes on while the
+//! arrows move.
 
-use leptos::ev::{KeyboardEvent, SubmitEvent};
+use leptos::either::Either;
+use leptos::ev::{KeyboardEvent, MouseEvent, SubmitEvent};
 use leptos::prelude::*;
 
 use super::usage::ContextMeter;
-use crate::protocol::{AgentMode, ChatPlanState, ContextUse, ModelInfo, PlanAction, Rerun, StreamingBehavior};
+use crate::draft::{
+    self, CommandInfo, Draft, ExportFormat, Mention, SlashCommand, command_being_typed, command_names,
+    commands_starting, complete_command, complete_mention, mention_being_typed,
+};
+use crate::protocol::{
+    AgentMode, ChatCommand, ChatPlanState, ContextUse, FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
+};
 
 /// A message as the composer hands it over.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,13 +27,53 @@ pub struct Outgoing {
     pub behavior: StreamingBehavior,
     /// Set for an edit or a regeneration of an earlier message: the run starts a branch of its own.
     pub rerun: Option<Rerun>,
+    /// A command for the runtime instead of a prompt (`/compact`); `text` is its argument.
+    pub command: Option<ChatCommand>,
+}
+
+/// A slash command only the page can carry out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageCommand {
+    NewChat,
+    Export(ExportFormat),
+}
+
+/// Where the answer to a file query goes: the query it answers, and the paths or why there are none.
+pub type FileReply = Callback<(String, Result<Vec<FileMatch>, String>)>;
+
+/// What the suggestion list shows.
+#[derive(Debug, Clone, PartialEq)]
+enum Suggestions {
+    Closed,
+    Commands(Vec<CommandInfo>),
+    /// Paths for the mention whose `@` is at `start`.
+    Files {
+        start: usize,
+        files: Vec<FileMatch>,
+    },
+}
+
+impl Suggestions {
+    fn len(&self) -> usize {
+        match self {
+            Suggestions::Closed => 0,
+            Suggestions::Commands(commands) => commands.len(),
+            Suggestions::Files { files, .. } => files.len(),
+        }
+    }
+}
+
+const LIST_ID: &str = "composer-suggestions";
+
+fn option_id(index: usize) -> String {
+    format!("composer-option-{index}")
 }
 
 #[component]
 pub fn Composer(
     /// Called when the user sends; while a run is active the message steers it or follows it up.
     on_send: Callback<Outgoing>,
-    /// Called when the user asks to stop the running agent (Stop button or Esc).
+    /// Called when the user asks to stop the running agent (Stop button, Esc or `/stop`).
     on_stop: Callback<()>,
     /// True while a run is active (or the page is re-attaching to one).
     #[prop(into)]
@@ -50,8 +99,22 @@ pub fn Composer(
     /// How full the model's context is after the session's last model call.
     #[prop(into)]
     context: Signal<Option<ContextUse>>,
+    /// Called for the slash commands the page carries out (a new chat, an export).
+    on_command: Callback<PageCommand>,
+    /// Asks for the workspace paths matching a mention's query; the answer goes to the reply.
+    find_files: Callback<(String, FileReply)>,
+    /// What the last command said (or why it was not run), shown above the message box; the page may set it too.
+    note: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let draft = RwSignal::new(typed_before_hydration());
+    // The caret, as a byte offset into the draft.
+    let caret = RwSignal::new(0_usize);
+    // The `@` (or, at 0, the `/`) whose list Esc closed: it stays closed until that word is gone.
+    let dismissed = RwSignal::new(None::<usize>);
+    let active = RwSignal::new(0_usize);
+    // The last answer taken, with the query it answers: the list shows it only while that query is the one typed, so
+    // Enter never takes a path from a list for other text.
+    let files = RwSignal::new(None::<(String, Result<Vec<FileMatch>, String>)>);
     let input = NodeRef::<leptos::html::Textarea>::new();
     Effect::new(move |_| {
         let Some(text) = handed.get() else { return };
@@ -61,16 +124,170 @@ pub fn Composer(
             let _ = input.focus();
         }
     });
+    let mention = Memo::new(move |_| draft.with(|d| mention_being_typed(d, caret.get())));
+    let reply: FileReply = Callback::new(move |(query, answer): (String, Result<Vec<FileMatch>, String>)| {
+        // An answer to a query typed over since is dropped.
+        if mention.with_untracked(|m| m.as_ref().is_some_and(|m| m.query == query)) {
+            files.set(Some((query, answer)));
+        }
+    });
+    Effect::new(move |_| {
+        let Some(Mention { start, query }) = mention.get() else { return };
+        if dismissed.get_untracked() != Some(start) {
+            find_files.run((query, reply));
+        }
+    });
+    let suggestions = Memo::new(move |_| {
+        let (caret, dismissed) = (caret.get(), dismissed.get());
+        draft.with(|d| {
+            if let Some(typed) = command_being_typed(d, caret) {
+                let commands = commands_starting(typed);
+                return if commands.is_empty() || dismissed == Some(0) {
+                    Suggestions::Closed
+                } else {
+                    Suggestions::Commands(commands)
+                };
+            }
+            match mention_being_typed(d, caret) {
+                Some(mention) if dismissed != Some(mention.start) => files.with(|answer| match answer {
+                    Some((query, Ok(found))) if *query == mention.query && !found.is_empty() => {
+                        Suggestions::Files { start: mention.start, files: found.clone() }
+                    }
+                    Some((_, Ok(_) | Err(_))) | None => Suggestions::Closed,
+                }),
+                Some(_) | None => Suggestions::Closed,
+            }
+        })
+    });
+    Effect::new(move |_| {
+        suggestions.track();
+        active.set(0);
+    });
+    let open = move || suggestions.with(|s| s.len() > 0);
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });
+    // Puts the caret where an edit left it, once the box shows the edited text.
+    let place_caret = move |text: &str, at: usize| {
+        if let Some(input) = input.get_untracked() {
+            input.set_value(text);
+            let at = draft::utf16_offset(text, at) as u32;
+            let _ = input.set_selection_range(at, at);
+        }
+    };
+    let set_draft = move |text: String, at: usize| {
+        place_caret(&text, at);
+        draft.set(text);
+        caret.set(at);
+    };
+    let outgoing = move |text: String, run_mode: AgentMode, behavior: StreamingBehavior| Outgoing {
+        text,
+        mode: run_mode,
+        plan_action: None,
+        behavior,
+        rerun: None,
+        command: None,
+    };
+    // Carries a command out; false when it could not be (the note says why), and the draft stays.
+    let run_command = move |command: SlashCommand, behavior: StreamingBehavior| -> bool {
+        match command {
+            SlashCommand::New => on_command.run(PageCommand::NewChat),
+            SlashCommand::Export(format) => on_command.run(PageCommand::Export(format)),
+            SlashCommand::Plan(text) | SlashCommand::Agent(text) if !text.is_empty() && disabled.get_untracked() => {
+                return false;
+            }
+            SlashCommand::Plan(text) => {
+                mode.set(AgentMode::Plan);
+                if text.is_empty() {
+                    note.set(Some("Plan mode: the agent investigates and writes a plan; you decide.".into()));
+                } else {
+                    on_send.run(outgoing(text, AgentMode::Plan, behavior));
+                }
+            }
+            SlashCommand::Agent(text) => {
+                mode.set(AgentMode::Agent);
+                if text.is_empty() {
+                    note.set(Some("Agent mode: the agent works on the task.".into()));
+                } else {
+                    on_send.run(outgoing(text, AgentMode::Agent, behavior));
+                }
+            }
+            SlashCommand::Model(name) => {
+                let known = models.get_untracked();
+                let names = known.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
+                if name.is_empty() {
+                    let current = model.get_untracked().unwrap_or_default();
+                    note.set(Some(format!("Models: {names}. In use: {current}. Pick one with /model <name>.")));
+                    return true;
+                }
+                match known.iter().find(|m| m.name.eq_ignore_ascii_case(&name)) {
+                    Some(found) => {
+                        on_model.run(found.name.clone());
+                        note.set(Some(format!("The next messages use {}.", found.name)));
+                    }
+                    None => {
+                        note.set(Some(format!("There is no model {name:?}. The models are: {names}.")));
+                        return false;
+                    }
+                }
+            }
+            SlashCommand::Compact(text) => {
+                if busy.get_untracked() {
+                    note.set(Some("A run is going: wait for it to end (or /stop it), then /compact.".into()));
+                    return false;
+                }
+                if disabled.get_untracked() {
+                    return false;
+                }
+                let behavior = StreamingBehavior::Steer;
+                on_send.run(Outgoing {
+                    command: Some(ChatCommand::Compact),
+                    ..outgoing(text, mode.get_untracked(), behavior)
+                });
+            }
+            SlashCommand::Stop => {
+                if busy.get_untracked() {
+                    on_stop.run(());
+                } else {
+                    note.set(Some("Nothing is running.".into()));
+                }
+            }
+            SlashCommand::Help => {
+                let lines: Vec<String> = draft::COMMANDS
+                    .iter()
+                    .map(|c| format!("/{}{}{} — {}", c.name, if c.takes_args() { " " } else { "" }, c.args, c.about))
+                    .collect();
+                note.set(Some(lines.join("\n")));
+            }
+        }
+        true
+    };
     let send = move |behavior: StreamingBehavior| {
         let text = draft.with_untracked(|d| d.trim().to_owned());
-        if text.is_empty() || disabled.get_untracked() {
+        if text.is_empty() {
             return;
         }
-        on_send.run(Outgoing { text, mode: mode.get_untracked(), plan_action: None, behavior, rerun: None });
-        draft.set(String::new());
+        let done = match draft::parse(&text) {
+            Draft::Text if disabled.get_untracked() => false,
+            Draft::Text => {
+                on_send.run(outgoing(text, mode.get_untracked(), behavior));
+                true
+            }
+            Draft::Command(command) => run_command(command, behavior),
+            Draft::Unknown(name) => {
+                note.set(Some(format!("Unknown command /{name}. The commands are: {}.", command_names())));
+                false
+            }
+            Draft::Invalid(message) => {
+                note.set(Some(message));
+                false
+            }
+        };
+        if done {
+            draft.set(String::new());
+            caret.set(0);
+            dismissed.set(None);
+        }
     };
     let decide = move |action: PlanAction| {
         if disabled.get_untracked() {
@@ -87,21 +304,106 @@ pub fn Composer(
         };
         mode.set(run_mode);
         let behavior = StreamingBehavior::Steer;
-        on_send.run(Outgoing { text, mode: run_mode, plan_action: Some(action), behavior, rerun: None });
+        on_send.run(Outgoing { plan_action: Some(action), ..outgoing(text, run_mode, behavior) });
         draft.set(String::new());
+    };
+    // Takes the suggestion at `index`; true when the draft is now a whole command to run (Enter on a command that
+    // needs nothing more).
+    let choose = move |index: usize, by_enter: bool| -> bool {
+        let at = caret.get_untracked();
+        let text = draft.get_untracked();
+        match suggestions.get_untracked() {
+            Suggestions::Closed => false,
+            Suggestions::Commands(commands) => {
+                let Some(command) = commands.get(index) else { return false };
+                let typed_in_full = command_being_typed(&text, at) == Some(command.name);
+                if by_enter && (typed_in_full || !command.takes_args()) {
+                    let (completed, _) = complete_command(&text, command.name);
+                    draft.set(completed);
+                    return true;
+                }
+                let (completed, at) = complete_command(&text, command.name);
+                set_draft(completed, at);
+                false
+            }
+            Suggestions::Files { start, files } => {
+                if let Some(file) = files.get(index) {
+                    let (completed, at) = complete_mention(&text, start, at, &file.path);
+                    set_draft(completed, at);
+                }
+                false
+            }
+        }
+    };
+    let read_caret = move || {
+        if let Some(input) = input.get_untracked() {
+            let utf16 = input.selection_start().ok().flatten().unwrap_or(0) as usize;
+            caret.set(draft.with_untracked(|d| draft::byte_offset(d, utf16)));
+        }
     };
     let on_submit = move |event: SubmitEvent| {
         event.prevent_default();
         send(StreamingBehavior::Steer);
     };
     let on_keydown = move |event: KeyboardEvent| {
+        let key = event.key();
+        if open() {
+            let len = suggestions.with_untracked(Suggestions::len);
+            let step = |by: isize| active.update(|at| *at = (*at as isize + by).rem_euclid(len as isize) as usize);
+            match key.as_str() {
+                "ArrowDown" => {
+                    event.prevent_default();
+                    return step(1);
+                }
+                "ArrowUp" => {
+                    event.prevent_default();
+                    return step(-1);
+                }
+                "Tab" if !event.shift_key() => {
+                    event.prevent_default();
+                    choose(active.get_untracked(), false);
+                    return;
+                }
+                "Enter" if !event.shift_key() && !event.is_composing() => {
+                    event.prevent_default();
+                    if choose(active.get_untracked(), true) {
+                        send(StreamingBehavior::Steer);
+                    }
+                    return;
+                }
+                "Escape" => {
+                    // Closes the list only: a run going on is stopped by the next Esc.
+                    event.prevent_default();
+                    event.stop_propagation();
+                    let start = match suggestions.get_untracked() {
+                        Suggestions::Files { start, .. } => start,
+                        Suggestions::Commands(_) | Suggestions::Closed => 0,
+                    };
+                    dismissed.set(Some(start));
+                    return;
+                }
+                _ => {}
+            }
+        }
         // While an IME is composing, Enter confirms the composition and must not send.
-        if event.key() == "Enter" && !event.shift_key() && !event.is_composing() {
+        if key == "Enter" && !event.shift_key() && !event.is_composing() {
             event.prevent_default();
             // Alt+Enter queues a follow-up instead of steering.
             send(if event.alt_key() { StreamingBehavior::FollowUp } else { StreamingBehavior::Steer });
-        } else if event.key() == "Escape" && busy.get_untracked() {
+        } else if key == "Escape" && busy.get_untracked() {
             on_stop.run(());
+        }
+    };
+    let on_input = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        draft.set(text);
+        read_caret();
+        note.set(None);
+        let at = caret.get_untracked();
+        let typing =
+            draft.with_untracked(|d| command_being_typed(d, at).is_some() || mention_being_typed(d, at).is_some());
+        if !typing {
+            dismissed.set(None);
         }
     };
     let empty = move || draft.with(|d| d.trim().is_empty());
@@ -134,17 +436,32 @@ pub fn Composer(
                     </div>
                 </div>
             </Show>
+            <p class="composer__note" role="status" data-testid="composer-note" hidden=move || note.with(Option::is_none)>
+                {move || note.get()}
+            </p>
+            <SuggestionList suggestions active choose/>
             <div class="composer__row">
                 <textarea
                     class="composer__input"
                     name="message"
                     rows="2"
-                    placeholder="Ask the agent… (Enter sends, Shift+Enter for a new line)"
+                    placeholder="Ask the agent… Enter sends, Shift+Enter a new line, / commands, @ files"
                     aria-label="Message"
+                    role="combobox"
+                    aria-autocomplete="list"
+                    aria-controls=LIST_ID
+                    aria-expanded=move || if open() { "true" } else { "false" }
+                    aria-activedescendant=move || open().then(|| option_id(active.get()))
                     node_ref=input
                     prop:value=move || draft.get()
-                    on:input=move |event| draft.set(event_target_value(&event))
+                    on:input=on_input
                     on:keydown=on_keydown
+                    on:keyup=move |event: KeyboardEvent| {
+                        if matches!(event.key().as_str(), "ArrowLeft" | "ArrowRight" | "Home" | "End") {
+                            read_caret();
+                        }
+                    }
+                    on:click=move |_| read_caret()
                 ></textarea>
                 <div class="composer__actions">
                     <ContextMeter context/>
@@ -179,6 +496,106 @@ pub fn Composer(
             </div>
         </form>
     }
+}
+
+/// The commands or paths offered for what is being typed: a listbox the message box points into. Always in the page
+/// (empty and hidden while closed), so the box's `aria-controls` names an element that exists.
+#[component]
+fn SuggestionList(
+    /// What to list.
+    suggestions: Memo<Suggestions>,
+    /// The entry the arrows are on.
+    active: RwSignal<usize>,
+    /// Takes an entry (a click), as Tab does.
+    choose: impl Fn(usize, bool) -> bool + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let label = move || match suggestions.get() {
+        Suggestions::Files { .. } => "Files",
+        Suggestions::Commands(_) | Suggestions::Closed => "Commands",
+    };
+    view! {
+        <ul
+            class="composer__suggestions"
+            id=LIST_ID
+            role="listbox"
+            aria-label=label
+            data-testid="composer-suggestions"
+            hidden=move || suggestions.with(|s| s.len() == 0)
+        >
+            {move || match suggestions.get() {
+                Suggestions::Closed => Either::Left(()),
+                Suggestions::Commands(commands) => Either::Right(Either::Left(
+                    commands
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, command)| {
+                            let body = view! {
+                                <span class="composer__suggestion-name">{format!("/{}", command.name)}</span>
+                                <span class="composer__suggestion-args">{command.args}</span>
+                                <span class="composer__suggestion-about">{command.about}</span>
+                            };
+                            suggestion(index, active, choose, body)
+                        })
+                        .collect_view(),
+                )),
+                Suggestions::Files { files, .. } => Either::Right(Either::Right(
+                    files
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, file)| {
+                            let body = view! { <span class="composer__suggestion-path">{marked(&file.path, &file.positions)}</span> };
+                            suggestion(index, active, choose, body)
+                        })
+                        .collect_view(),
+                )),
+            }}
+        </ul>
+    }
+}
+
+fn suggestion(
+    index: usize,
+    active: RwSignal<usize>,
+    choose: impl Fn(usize, bool) -> bool + Copy + Send + Sync + 'static,
+    body: impl IntoView + 'static,
+) -> impl IntoView {
+    let is_active = move || active.get() == index;
+    view! {
+        <li
+            class="composer__suggestion"
+            class:composer__suggestion--active=is_active
+            id=option_id(index)
+            role="option"
+            aria-selected=move || if is_active() { "true" } else { "false" }
+            // A press must not take the focus from the message box.
+            on:mousedown=|event: MouseEvent| event.prevent_default()
+            on:mousemove=move |_| {
+                if !is_active() {
+                    active.set(index);
+                }
+            }
+            on:click=move |_| {
+                choose(index, false);
+            }
+        >
+            {body}
+        </li>
+    }
+}
+
+/// A path with its matched characters in `<mark>`.
+fn marked(path: &str, positions: &[usize]) -> impl IntoView + use<> {
+    let mut runs: Vec<(String, bool)> = Vec::new();
+    for (at, c) in path.chars().enumerate() {
+        let hit = positions.binary_search(&at).is_ok();
+        match runs.last_mut() {
+            Some((text, was)) if *was == hit => text.push(c),
+            _ => runs.push((c.to_string(), hit)),
+        }
+    }
+    runs.into_iter()
+        .map(|(text, hit)| if hit { Either::Left(view! { <mark>{text}</mark> }) } else { Either::Right(text) })
+        .collect_view()
 }
 
 /// A native `<select>` of the configured models: keyboard and screen-reader behaviour come with it.

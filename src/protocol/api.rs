@@ -30,6 +30,26 @@ pub struct ChatRequest {
     /// Runs on a new branch instead of after the shown one: an edited user message, or a new answer to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<Rerun>,
+    /// A command instead of a prompt (the composer's `/compact`); `message` is then its argument, possibly empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<ChatCommand>,
+}
+
+/// What a send may ask the runtime to do instead of answering a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ChatCommand {
+    /// Summarize the conversation so far and go on from the summary; `message` adds what the summary should keep.
+    Compact,
+}
+
+impl ChatCommand {
+    /// How the composer spells it, which is also what the transcript shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChatCommand::Compact => "/compact",
+        }
+    }
 }
 
 /// Edit and Regenerate (DESIGN §11): which earlier user message the send starts a sibling of.
@@ -363,6 +383,23 @@ pub struct ModelInfo {
     /// The id the provider knows the model by.
     pub model: String,
     pub context_window: u64,
+}
+
+/// `GET /api/files?q=…&session=…`: the workspace's files and directories that match a typed `@` mention, best
+/// first, at most a screenful.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FilesResponse {
+    pub files: Vec<FileMatch>,
+}
+
+/// One path of the workspace, relative to its root with `/` between names (a directory's ends in `/`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileMatch {
+    pub path: String,
+    /// The matched characters of `path`, as `char` indexes, ascending (for highlighting).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub positions: Vec<usize>,
 }
 
 /// `GET /api/search?q=…&limit=…`: sessions found by their title and the text of their messages, best first.

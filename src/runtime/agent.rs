@@ -699,7 +699,7 @@ impl Agent {
         emit: &Emitter<'_>,
     ) -> bool {
         emit.send(AgentEvent::CompactionStart { reason: reason.clone() });
-        let outcome = self.summarize(conversation, control).await;
+        let outcome = self.summarize(conversation, control, self.config.keep_recent_tokens, None).await.map(|_| ());
         let (aborted, error_message) = match &outcome {
             Ok(()) => (false, None),
             Err(ProviderError::Aborted) => (true, None),
@@ -716,15 +716,88 @@ impl Agent {
         outcome.is_ok()
     }
 
-    /// Replaces the older messages by the model's summary of them and keeps the recent ones as they are.
-    async fn summarize(&self, conversation: &mut Conversation, control: &RunControl) -> Result<(), ProviderError> {
-        let cut = compaction_cut(&conversation.messages, self.config.keep_recent_tokens).ok_or_else(|| {
+    /// Compacts the conversation because the user asked (`/compact`), as a run of its own: the summary is the run's
+    /// answer, so the transcript shows what the model goes on from. `instructions` (what followed `/compact`) say
+    /// what the summary should keep. Everything but the latest message is summarized, whatever its size.
+    pub async fn compact_on_request(
+        &self,
+        conversation: &mut Conversation,
+        instructions: String,
+        control: &RunControl,
+        events: &mpsc::UnboundedSender<AgentEvent>,
+    ) {
+        let emit = Emitter { events };
+        emit.send(AgentEvent::AgentStart);
+        emit.send(AgentEvent::TurnStart);
+        emit.message(MessageRole::User, format!("/compact {instructions}").trim_end().to_owned(), None, None);
+        emit.send(AgentEvent::CompactionStart { reason: CompactionReason::Manual });
+        let instructions = Some(instructions.trim()).filter(|text| !text.is_empty());
+        let outcome = if compaction_cut(&conversation.messages, 0).is_none() {
+            Err(ProviderError::Fatal("there is nothing to compact yet: the conversation is too short".into()))
+        } else {
+            self.summarize(conversation, control, 0, instructions).await
+        };
+        let (aborted, error_message) = match &outcome {
+            Ok(_) => (false, None),
+            Err(ProviderError::Aborted) => (true, None),
+            Err(
+                error @ (ProviderError::Fatal(_) | ProviderError::Retryable { .. } | ProviderError::ContextOverflow(_)),
+            ) => (false, Some(format!("compaction failed: {error}"))),
+        };
+        let reason = CompactionReason::Manual;
+        emit.send(AgentEvent::CompactionEnd {
+            reason,
+            aborted,
+            will_retry: false,
+            error_message: error_message.clone(),
+        });
+        emit.send(AgentEvent::MessageStart(AgentMessage {
+            role: MessageRole::Assistant,
+            text: String::new(),
+            stop_reason: None,
+            error_message: None,
+            timestamp: None,
+            usage: None,
+        }));
+        match outcome {
+            Ok(summary) => {
+                let text = format!("Compacted the conversation. The agent goes on from this summary:\n\n{summary}");
+                let delta = text.clone();
+                emit.send(AgentEvent::MessageUpdate(AssistantMessageEvent::TextDelta { content_index: 0, delta }));
+                emit.answer(text, StopReason::Stop, None, None);
+            }
+            Err(ProviderError::Aborted) => {
+                emit.answer(String::new(), StopReason::Aborted, Some("Request was aborted".into()), None)
+            }
+            Err(
+                error @ (ProviderError::Fatal(_) | ProviderError::Retryable { .. } | ProviderError::ContextOverflow(_)),
+            ) => emit.answer(String::new(), StopReason::Error, Some(format!("compaction failed: {error}")), None),
+        }
+        emit.send(AgentEvent::TurnEnd);
+        emit.send(AgentEvent::AgentEnd);
+        emit.send(AgentEvent::AgentSettled);
+    }
+
+    /// Replaces the older messages by the model's summary of them and keeps the recent ones (about `keep_tokens`)
+    /// as they are; returns the summary.
+    async fn summarize(
+        &self,
+        conversation: &mut Conversation,
+        control: &RunControl,
+        keep_tokens: u64,
+        instructions: Option<&str>,
+    ) -> Result<String, ProviderError> {
+        let cut = compaction_cut(&conversation.messages, keep_tokens).ok_or_else(|| {
             ProviderError::Fatal("there is nothing older to summarize: the latest exchange alone is too long".into())
         })?;
         // The summarizing call must fit the window itself: about half of it goes to the transcript.
         let budget = (self.config.context_window as usize).saturating_mul(2);
+        let system = match instructions {
+            Some(instructions) => format!("{SUMMARY_PROMPT}\n\nThe user asks the summary to keep: {instructions}"),
+            None => SUMMARY_PROMPT.to_owned(),
+        };
         let request = ModelRequest {
-            system: SUMMARY_PROMPT.to_owned(),
+            system,
             messages: vec![ModelMessage::User { text: transcript(&conversation.messages[..cut], budget) }],
             tools: Vec::new(),
         };
@@ -749,7 +822,7 @@ impl Agent {
         }
         conversation.messages = kept;
         conversation.counted = None;
-        Ok(())
+        Ok(summary)
     }
 
     /// Why a call may not run in `mode`, if it may not. Tools the agent does not have are left to `run_tool`.

@@ -11,7 +11,7 @@ use super::seam::{
 };
 use super::tools::Workspace;
 use crate::chat_state::ChatSnapshot;
-use crate::protocol::Role;
+use crate::protocol::{ChatCommand, Role};
 
 pub struct AgentRuntime {
     models: Arc<ModelCatalog>,
@@ -36,6 +36,10 @@ impl Runtime for AgentRuntime {
     }
 
     fn rerun_unsupported(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn compact_unsupported(&self) -> Option<&'static str> {
         None
     }
 
@@ -73,7 +77,12 @@ impl RuntimeSession for AgentSession {
             .map_or_else(|| self.models.default_entry().agent.clone(), |entry| entry.agent.clone());
         Box::pin(async move {
             let (conversation, workspace) = (&mut self.conversation, &self.workspace);
-            agent.run(conversation, workspace, request.prompt, &request.options, control, events).await;
+            match request.command {
+                Some(ChatCommand::Compact) => {
+                    agent.compact_on_request(conversation, request.prompt, control, events).await
+                }
+                None => agent.run(conversation, workspace, request.prompt, &request.options, control, events).await,
+            }
             RunEnd::Settled { session_file: None }
         })
     }

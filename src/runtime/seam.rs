@@ -58,6 +58,8 @@ pub struct RunRequest {
     pub options: RunOptions,
     /// The model the request named, among those the server offers; `None` for the default.
     pub model: Option<String>,
+    /// A command to carry out instead of answering `prompt` (which is then the command's argument).
+    pub command: Option<crate::protocol::ChatCommand>,
 }
 
 /// What the runtime tells of a run as it opens, for the run's `start` frame.
@@ -95,6 +97,9 @@ pub trait Runtime: Send + Sync + 'static {
     /// Why this runtime cannot run an edit or a regeneration, if it cannot: those runs start from part of the
     /// conversation (`SessionSetup::start`).
     fn rerun_unsupported(&self) -> Option<&'static str>;
+
+    /// Why this runtime cannot compact the conversation when the user asks (`/compact`), if it cannot.
+    fn compact_unsupported(&self) -> Option<&'static str>;
 
     /// Makes the runtime's own file of the conversation for a session forked from `from`: `from.session_file` cut
     /// at `from.start`, to go on in `workspace`. `None` for a runtime that keeps no file (it reads the transcript)

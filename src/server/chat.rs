@@ -65,6 +65,10 @@ pub enum ChatError {
     NotAUserMessage(String),
     #[error("{0}")]
     CannotBranch(&'static str),
+    #[error("{0} is a run of its own: send it without streamingBehavior, rerun or planAction, once the run has ended")]
+    CommandMixed(&'static str),
+    #[error("{0}")]
+    Unsupported(&'static str),
     #[error("`rerun` cannot be combined with streamingBehavior: edit or regenerate once the run has ended")]
     RerunWhileStreaming,
     #[error("a run is in progress: stop it before putting files back")]

@@ -72,7 +72,8 @@ impl From<ChatError> for ApiError {
             | ChatError::NotAUserMessage(_)
             | ChatError::CannotBranch(_)
             | ChatError::Fork(_) => ApiError::Unprocessable(message),
-            ChatError::RerunWhileStreaming => ApiError::BadRequest(message),
+            ChatError::RerunWhileStreaming | ChatError::CommandMixed(_) => ApiError::BadRequest(message),
+            ChatError::Unsupported(_) => ApiError::Unprocessable(message),
             ChatError::Workspace { .. } => ApiError::Internal(message),
             ChatError::OwnerUnreachable => ApiError::Unavailable(message),
             ChatError::Store(error) => ApiError::Store(error),

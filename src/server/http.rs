@@ -38,6 +38,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/fork",
     "/api/sessions/{id}/changes/{key}",
     "/api/search",
+    "/api/files",
     "/api/{*rest}",
 ];
 
@@ -76,6 +77,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/fork", post(fork_session))
         .route("/api/sessions/{id}/changes/{key}", get(run_changes))
         .route("/api/search", get(search))
+        .route("/api/files", get(mention_files))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
             let options = render_state.leptos.clone();
@@ -367,6 +369,27 @@ async fn search(
         }
     };
     Ok(Json(SearchResponse { hits: state.chat.store.search(&query.q, limit).await? }))
+}
+
+#[derive(Deserialize)]
+struct FilesQuery {
+    #[serde(default)]
+    q: String,
+    session: Option<String>,
+}
+
+/// `GET /api/files?q=…&session=…`: the workspace paths an `@` mention offers. Any query is fine (it is only compared
+/// with the paths found); only an over-long one is a 400.
+async fn mention_files(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<FilesQuery>,
+) -> Result<Json<FilesResponse>, ApiError> {
+    use super::files::MAX_QUERY_CHARS;
+    if query.q.chars().count() > MAX_QUERY_CHARS {
+        return Err(ApiError::BadRequest(format!("a file query is at most {MAX_QUERY_CHARS} characters long")));
+    }
+    let session = query.session.as_deref().filter(|id| !id.is_empty());
+    Ok(Json(FilesResponse { files: state.chat.mention_files(session, query.q).await? }))
 }
 
 async fn unknown_api_route(request: Request) -> Response {

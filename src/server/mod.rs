@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod extract;
+mod files;
 mod fingerprint;
 mod fork;
 pub mod http;

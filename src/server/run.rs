@@ -107,7 +107,7 @@ impl Chat {
             events: events.clone(),
         });
         let prompt = answered_again.unwrap_or_else(|| request.message.clone());
-        let run = RunRequest { prompt, options, model: request.model.clone() };
+        let run = RunRequest { prompt, options, model: request.model.clone(), command: request.command };
         let task = RunTask {
             chat: self.clone(),
             live: live.clone(),
@@ -355,8 +355,12 @@ fn map_all(mapper: &mut EventMapper, events: Vec<AgentEvent>) -> Vec<ChatFrame> 
     frames
 }
 
-/// What the transcript shows for a send: the text, or the plan action when it came without one.
+/// What the transcript shows for a send: the text, the command as typed, or the plan action when it came without
+/// text.
 fn shown_prompt(request: &ChatRequest) -> String {
+    if let Some(command) = request.command {
+        return format!("{} {}", command.as_str(), request.message.trim()).trim_end().to_owned();
+    }
     match (request.message.trim().is_empty(), request.plan_action) {
         (true, Some(PlanAction::Execute)) => "Execute the plan.".into(),
         (true, Some(PlanAction::Refine)) => "Refine the plan.".into(),

@@ -28,8 +28,23 @@ enum Plan {
 impl Chat {
     pub async fn send(self: &Arc<Self>, request: ChatRequest) -> Result<Tail, ChatError> {
         let regenerates = request.rerun.as_ref().is_some_and(|rerun| rerun.kind == RerunKind::Regenerate);
-        if request.message.trim().is_empty() && request.plan_action.is_none() && !regenerates {
+        if request.message.trim().is_empty()
+            && request.plan_action.is_none()
+            && !regenerates
+            && request.command.is_none()
+        {
             return Err(ChatError::EmptyMessage);
+        }
+        if let Some(command) = request.command {
+            if request.streaming_behavior.is_some() || request.rerun.is_some() || request.plan_action.is_some() {
+                return Err(ChatError::CommandMixed(command.as_str()));
+            }
+            let unsupported = match command {
+                ChatCommand::Compact => self.runtime.compact_unsupported(),
+            };
+            if let Some(why) = unsupported {
+                return Err(ChatError::Unsupported(why));
+            }
         }
         if request.rerun.is_some() && request.streaming_behavior.is_some() {
             return Err(ChatError::RerunWhileStreaming);

@@ -41,6 +41,15 @@ impl Runtime for PiRuntime {
         None
     }
 
+    fn compact_unsupported(&self) -> Option<&'static str> {
+        // pi's RPC `compact` answers with a response, not with the agent events a run is made of; chatwire does not
+        // drive it yet. pi compacts by itself when `autoCompactionEnabled` is on.
+        Some(
+            "/compact is not available with --runtime pi yet: pi compacts by itself near the context window when its \
+             auto-compaction is on",
+        )
+    }
+
     fn fork_conversation<'a>(
         &'a self,
         from: SessionSetup,

@@ -47,6 +47,11 @@ impl TestApp {
         TestApp { router: router(state), _dir: dir }
     }
 
+    /// The data dir: sessions' workspaces are `workspaces/<session id>` in it.
+    pub fn data_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+
     pub async fn call(&self, request: Request<Body>) -> Response<Body> {
         self.router.clone().oneshot(request).await.expect("the router is infallible")
     }
@@ -80,6 +85,7 @@ pub fn chat_request(session_id: &str, message: &str) -> crate::protocol::ChatReq
         streaming_behavior: None,
         attachments: None,
         rerun: None,
+        command: None,
     }
 }
 

@@ -60,6 +60,10 @@ impl Runtime for GatedRuntime {
         self.inner.rerun_unsupported()
     }
 
+    fn compact_unsupported(&self) -> Option<&'static str> {
+        self.inner.compact_unsupported()
+    }
+
     fn fork_conversation<'a>(
         &'a self,
         from: SessionSetup,

@@ -5,6 +5,7 @@ mod branches;
 mod checkpoints;
 mod core;
 mod edge;
+mod files;
 mod forks;
 mod gate;
 mod instances;
