@@ -123,6 +123,8 @@ pub struct Chat {
     pub(super) resync: tokio::sync::Notify,
     /// One checkpoint store per workspace (a shared `--workspace` has one for every session), made when first used.
     pub(super) checkpoints: std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<crate::checkpoints::Checkpoints>>>,
+    /// The paths of recently walked workspaces, which the composer's `@` asks for on every keystroke.
+    pub(super) file_walks: super::files::WalkCache,
 }
 
 impl Chat {
@@ -160,6 +162,7 @@ impl Chat {
             instance: new_id("instance"),
             controls_posted: Default::default(),
             checkpoints: Default::default(),
+            file_walks: Default::default(),
             replies: tokio::sync::watch::channel(0).0,
             resync: Default::default(),
         });

@@ -6,9 +6,13 @@
 //! never joined to a path, so `..` or an absolute path in it can match nothing outside.
 
 use std::cmp::Reverse;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use ignore::WalkBuilder;
+use tokio::time::Instant;
 
 use super::chat::{Chat, ChatError};
 use crate::fuzzy::fuzzy_match;
@@ -21,6 +25,12 @@ pub const MAX_FILES: usize = 50;
 pub const MAX_WALKED: usize = 50_000;
 /// The longest query taken; paths are rarely longer, and the fuzzy scorer's cost grows with it.
 pub const MAX_QUERY_CHARS: usize = 200;
+
+/// How long a workspace's walk answers the queries after it. Typing `@comp` asks five times within a second or
+/// two, and one walk of a tree of 50,000 entries took 0.5–1.5 s; a file made since shows up once this has passed.
+pub const WALK_KEPT_FOR: Duration = Duration::from_secs(5);
+/// The most workspaces whose walks are kept at once (one per session under way, at most).
+const WALKS_KEPT: usize = 16;
 
 /// A matched path's score goes up by this when the whole match lies in its last name (`comp` is more likely
 /// `src/composer.rs` than `src/components/x.rs`, other things equal).
@@ -42,19 +52,71 @@ impl Chat {
             },
         };
         let shown = root.display().to_string();
-        tokio::task::spawn_blocking(move || matching_paths(&root, &query, MAX_FILES))
-            .await
-            .map_err(|error| ChatError::Workspace { path: shown, source: std::io::Error::other(error) })
+        let failed = |error| ChatError::Workspace { path: shown.clone(), source: std::io::Error::other(error) };
+        let paths = match self.file_walks.recent(&root) {
+            Some(paths) => paths,
+            None => {
+                let walked_root = root.clone();
+                let paths: Arc<[String]> =
+                    tokio::task::spawn_blocking(move || workspace_paths(&walked_root)).await.map_err(failed)?.into();
+                self.file_walks.keep(root, paths.clone());
+                paths
+            }
+        };
+        tokio::task::spawn_blocking(move || rank(&paths, &query, MAX_FILES)).await.map_err(failed)
+    }
+}
+
+/// The walks of the last few workspaces asked about, each answering for [`WALK_KEPT_FOR`] after it was made.
+#[derive(Debug, Default)]
+pub struct WalkCache {
+    walks: Mutex<HashMap<PathBuf, Walked>>,
+}
+
+#[derive(Debug)]
+struct Walked {
+    at: Instant,
+    paths: Arc<[String]>,
+}
+
+impl WalkCache {
+    /// The paths of `root`'s walk, if one was made less than [`WALK_KEPT_FOR`] ago.
+    pub fn recent(&self, root: &Path) -> Option<Arc<[String]>> {
+        let walks = self.walks.lock().expect("the walk cache's lock is never poisoned");
+        walks.get(root).filter(|walked| walked.at.elapsed() < WALK_KEPT_FOR).map(|walked| walked.paths.clone())
+    }
+
+    /// Keeps a walk of `root` just made, dropping the walks that no longer answer (and, past [`WALKS_KEPT`], the
+    /// oldest).
+    pub fn keep(&self, root: PathBuf, paths: Arc<[String]>) {
+        let mut walks = self.walks.lock().expect("the walk cache's lock is never poisoned");
+        walks.retain(|_, walked| walked.at.elapsed() < WALK_KEPT_FOR);
+        if walks.len() >= WALKS_KEPT
+            && let Some(oldest) = walks.iter().min_by_key(|(_, walked)| walked.at).map(|(root, _)| root.clone())
+        {
+            walks.remove(&oldest);
+        }
+        walks.insert(root, Walked { at: Instant::now(), paths });
     }
 }
 
 /// The workspace paths under `root` matching `query`, best first, at most `limit`. A missing or unreadable root has
 /// none; entries that cannot be read are left out.
 pub fn matching_paths(root: &Path, query: &str, limit: usize) -> Vec<FileMatch> {
+    rank(&workspace_paths(root), query, limit)
+}
+
+/// What the walk lists under `root`, at most [`MAX_WALKED`] entries; none when the root is missing or unreadable.
+fn workspace_paths(root: &Path) -> Vec<String> {
     let Ok(root) = root.canonicalize() else { return Vec::new() };
+    walk(&root).take(MAX_WALKED).collect()
+}
+
+/// The walked `paths` matching `query`, best first, at most `limit`.
+fn rank(paths: &[String], query: &str, limit: usize) -> Vec<FileMatch> {
     let words: Vec<Vec<char>> = query.split_whitespace().map(|word| word.chars().map(fold).collect()).collect();
     let mut found: Vec<Ranked> = Vec::new();
-    for path in walk(&root).take(MAX_WALKED) {
+    for path in paths {
         if !words.iter().all(|word| is_subsequence(word, &path)) {
             continue;
         }
@@ -62,7 +124,7 @@ pub fn matching_paths(root: &Path, query: &str, limit: usize) -> Vec<FileMatch> 
         let name_start = path.trim_end_matches('/').rfind('/').map_or(0, |slash| path[..slash + 1].chars().count());
         let in_name = matched.positions.first().is_some_and(|&first| first >= name_start);
         let score = matched.score + if in_name { IN_NAME } else { 0 };
-        found.push(Ranked { score, path, positions: matched.positions });
+        found.push(Ranked { score, path: path.clone(), positions: matched.positions });
     }
     // Best score first; then shallower, shorter and alphabetical, so an empty query lists the top level first.
     found.sort_by(|a, b| {
@@ -150,7 +212,9 @@ mod tests {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
-    use super::{MAX_FILES, is_subsequence, matching_paths};
+    use std::time::Duration;
+
+    use super::{MAX_FILES, WALK_KEPT_FOR, WALKS_KEPT, WalkCache, is_subsequence, matching_paths};
 
     fn paths(root: &Path, query: &str) -> Vec<String> {
         matching_paths(root, query, MAX_FILES).into_iter().map(|found| found.path).collect()
@@ -234,6 +298,26 @@ mod tests {
         let linked = dir.path().join("linked-ws");
         symlink(&root, &linked).unwrap();
         assert_eq!(paths(&linked, ""), all);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_walk_answers_for_a_few_seconds_then_the_workspace_is_walked_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let cache = WalkCache::default();
+        assert!(cache.recent(&root).is_none());
+        cache.keep(root.clone(), vec!["a.txt".to_owned()].into());
+        tokio::time::advance(WALK_KEPT_FOR - Duration::from_millis(1)).await;
+        assert_eq!(cache.recent(&root).as_deref(), Some(&["a.txt".to_owned()][..]));
+        tokio::time::advance(Duration::from_millis(1)).await;
+        assert!(cache.recent(&root).is_none(), "a file made since shows up once the walk is this old");
+        for i in 0..(WALKS_KEPT + 3) {
+            cache.keep(root.join(i.to_string()), Vec::new().into());
+            tokio::time::advance(Duration::from_millis(10)).await;
+        }
+        assert_eq!(cache.walks.lock().unwrap().len(), WALKS_KEPT, "only the latest walks are kept");
+        assert!(cache.recent(&root.join("0")).is_none(), "the oldest went first");
+        assert!(cache.recent(&root.join((WALKS_KEPT + 2).to_string())).is_some());
     }
 
     #[test]
