@@ -14,7 +14,8 @@
 //!         { "name": "web_search", "arguments": { "query": "…" }, "whenOffered": true }
 //!       ],
 //!       "usage": { "input": 1200, "output": 40, "cacheRead": 0, "cacheWrite": 0 },  // optional: what the call
-//!                                         // reports; otherwise no input and a quarter of the turn's characters out
+//!                                         // reports; otherwise a quarter of the request's characters in and a
+//!                                         // quarter of the turn's out, as a rough token count
 //!       "stop": "length",                 // optional: end as if the output limit was hit
 //!       "fail": { "status": 503, "message": "Service Unavailable", "times": 1 },  // optional
 //!       "chunkChars": 4, "delayMs": 5     // optional per-turn pacing
@@ -45,7 +46,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent};
+use super::provider::{
+    AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent,
+};
 use crate::protocol::TokenUsage;
 
 /// The demo the app plays when no script is given: every frame type, every built-in tool, a question and a retry.
@@ -194,6 +197,29 @@ impl ScriptedProvider {
     }
 }
 
+/// Roughly how many characters of English or code a model's token stands for: what a script without `usage`
+/// reports, so the demo's usage line and context meter move as a real model's would (a zero input read as a bug).
+const CHARS_PER_TOKEN: u64 = 4;
+
+/// The characters a model would read for `request`: the system prompt, every message and the tools offered.
+fn request_chars(request: &ModelRequest) -> usize {
+    let message_chars = |message: &ModelMessage| match message {
+        ModelMessage::User { text } | ModelMessage::ToolResult { text, .. } => text.len(),
+        ModelMessage::Assistant { blocks } => blocks
+            .iter()
+            .map(|block| match block {
+                AssistantBlock::Text(text) | AssistantBlock::Thinking(text) => text.len(),
+                AssistantBlock::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
+            })
+            .sum(),
+    };
+    let tool_chars =
+        |tool: &super::provider::ToolSpec| tool.name.len() + tool.description.len() + tool.parameters.to_string().len();
+    request.system.len()
+        + request.messages.iter().map(message_chars).sum::<usize>()
+        + request.tools.iter().map(tool_chars).sum::<usize>()
+}
+
 fn conversation_key(messages: &[ModelMessage]) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     format!("{messages:?}").hash(&mut hasher);
@@ -292,9 +318,11 @@ impl Provider for ScriptedProvider {
             }
             let usage = match &turn.usage {
                 Some(usage) => usage.to_tokens(),
-                None => {
-                    TokenUsage { output: (turn.text.len() + turn.thinking.len()) as u64 / 4, ..TokenUsage::default() }
-                }
+                None => TokenUsage {
+                    input: request_chars(request) as u64 / CHARS_PER_TOKEN,
+                    output: (turn.text.len() + turn.thinking.len()) as u64 / CHARS_PER_TOKEN,
+                    ..TokenUsage::default()
+                },
             };
             sink(StreamEvent::Usage(usage));
             Ok(match (turn.stop, calls.is_empty()) {
@@ -380,6 +408,29 @@ mod tests {
             .await
             .unwrap();
         (started, stop)
+    }
+
+    #[tokio::test]
+    async fn a_turn_without_usage_reports_a_quarter_of_the_characters_read_and_written() {
+        let provider =
+            ScriptedProvider::new(Script::parse(r#"{"delayMs": 0, "turns": [{"text": "12345678"}]}"#).unwrap());
+        let request = ModelRequest {
+            system: "s".repeat(40),
+            messages: vec![
+                ModelMessage::User { text: "u".repeat(20) },
+                ModelMessage::Assistant { blocks: vec![AssistantBlock::Text("a".repeat(12))] },
+            ],
+            tools: vec![ToolSpec { name: "ls".into(), description: "d".repeat(6), parameters: Value::Null }],
+        };
+        let mut reported = Vec::new();
+        let usage = |event| {
+            if let StreamEvent::Usage(usage) = event {
+                reported.push(usage);
+            }
+        };
+        provider.stream(&request, &mut { usage }, &CancellationToken::new()).await.unwrap();
+        // 40 + 20 + 12 + (2 + 6 + 4 for `null`) = 84 characters in, 8 out.
+        assert_eq!(reported, vec![TokenUsage { input: 21, output: 2, ..TokenUsage::default() }]);
     }
 
     #[tokio::test]
