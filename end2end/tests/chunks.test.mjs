@@ -1,6 +1,7 @@
 // End-to-end check of the WASM chunks (`cargo leptos --split`) when they cannot be fetched at first: the answer's
 // text shows unformatted and the tool row as its name and status, the run goes on, and once a retry gets the chunks
-// through, the same rows are drawn in full with everything that streamed meanwhile.
+// through, the same rows are drawn in full with everything that streamed meanwhile. The composer's suggestions are a
+// chunk the first load does not fetch: the message box asks for it, and typing goes on while it cannot come.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
@@ -15,6 +16,11 @@ const SCRIPT = {
 };
 
 const CHUNK = /\/pkg\/split_(markdown|tool_renderers)\.[^/]+\.wasm$/;
+const SUGGESTIONS = /\/pkg\/split_composer_suggestions\.[^/]+\.wasm$/;
+
+// wasm-split's loader starts the fetch before it waits for the chunks it shares code with, so a refused fetch can
+// surface as an unhandled rejection before the loader handles it.
+const loaderRejection = (p) => /^page error: TypeError: Failed to fetch\n\s+at \S+\/pkg\/__wasm_split\./.test(p);
 
 describe('WASM chunks', () => {
   const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
@@ -57,9 +63,48 @@ describe('WASM chunks', () => {
 
     assert.ok(problems.some((p) => /the markdown parser did not load/.test(p)), problems.join('\n'));
     assert.ok(problems.some((p) => /the tool renderers did not load/.test(p)), problems.join('\n'));
-    // wasm-split's loader starts the fetch before it waits for the chunks it shares code with, so a refused fetch
-    // can surface as an unhandled rejection before the loader handles it.
-    const loaderRejection = (p) => /^page error: TypeError: Failed to fetch\n\s+at \S+\/pkg\/__wasm_split\./.test(p);
+    const unexpected = problems.filter(
+      (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
+    );
+    assert.deepEqual(unexpected, [], 'only the failed fetches were reported');
+  });
+
+  test('the suggestions chunk waits for the message box; typing goes on while it cannot be fetched', { timeout: 60_000 }, async (t) => {
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
+    t.after(() => browser.close());
+    const { problems } = watchProblems(browser.context, { requests: false });
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    let offline = true;
+    let asked = 0;
+    await page.route(SUGGESTIONS, (route) => {
+      asked += 1;
+      return offline ? route.abort() : route.continue();
+    });
+    await openApp(page, suite.server);
+    // What the first load fetches has come by now (hydration is done); the chunk must not be among it.
+    await page.waitForTimeout(500);
+    assert.equal(asked, 0, 'the first load does not fetch the suggestions');
+
+    const box = page.locator('[data-testid="composer"] textarea');
+    const requested = page.waitForRequest(SUGGESTIONS, { timeout: 10_000 });
+    await box.click();
+    await page.keyboard.type('@');
+    await requested;
+    await page.keyboard.type('src');
+    assert.equal(await box.inputValue(), '@src', 'no key is lost while the chunk is missing');
+
+    // A `/` while the chunk is still missing: nothing listed yet; once a retry gets it through, the list opens.
+    await box.fill('');
+    await page.keyboard.type('/he');
+    assert.equal(await box.inputValue(), '/he');
+    const list = page.getByTestId('composer-suggestions');
+    assert.equal(await list.isHidden(), true);
+    offline = false;
+    await list.locator('[role="option"]', { hasText: '/help' }).waitFor({ timeout: 20_000 });
+    assert.equal(await box.getAttribute('aria-expanded'), 'true');
+    assert.equal(await box.inputValue(), '/he');
+
+    assert.ok(problems.some((p) => /the composer's suggestions did not load/.test(p)), problems.join('\n'));
     const unexpected = problems.filter(
       (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
     );

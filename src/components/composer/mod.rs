@@ -3,16 +3,20 @@
 //! plan waits for a decision. Typing `/` at the start lists the slash commands, `@` the workspace's files; the list
 //! is a listbox the textarea (a combobox) points into with `aria-activedescendant`, so typing goes on while the
 //! arrows move.
+//!
+//! In the browser what the list shows and how a command is read and run come from a WASM chunk ([`suggest`],
+//! [`split`]), fetched when the box gets the focus, so the first page load does not carry them.
 
-use leptos::either::Either;
-use leptos::ev::{KeyboardEvent, MouseEvent, SubmitEvent};
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+mod split;
+mod suggest;
+
+use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
+use self::suggest::Suggester;
 use super::usage::ContextMeter;
-use crate::draft::{
-    self, CommandInfo, Draft, ExportFormat, Mention, SlashCommand, command_being_typed, command_names,
-    commands_starting, complete_command, complete_mention, mention_being_typed,
-};
+use crate::draft::{self, CommandInfo, ExportFormat, Mention, command_being_typed, mention_being_typed};
 use crate::protocol::{
     AgentMode, ChatCommand, ChatPlanState, ContextUse, FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
 };
@@ -31,6 +35,10 @@ pub struct Outgoing {
     pub command: Option<ChatCommand>,
 }
 
+fn outgoing(text: String, mode: AgentMode, behavior: StreamingBehavior) -> Outgoing {
+    Outgoing { text, mode, plan_action: None, behavior, rerun: None, command: None }
+}
+
 /// A slash command only the page can carry out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PageCommand {
@@ -38,8 +46,11 @@ pub enum PageCommand {
     Export(ExportFormat),
 }
 
-/// Where the answer to a file query goes: the query it answers, and the paths or why there are none.
-pub type FileReply = Callback<(String, Result<Vec<FileMatch>, String>)>;
+/// An answer to a file query: the query it answers, and the paths or why there are none.
+pub type FileAnswer = (String, Result<Vec<FileMatch>, String>);
+
+/// Where the answer to a file query goes.
+pub type FileReply = Callback<FileAnswer>;
 
 /// What the suggestion list shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,10 +74,60 @@ impl Suggestions {
     }
 }
 
+/// The draft and the list, as the chunk's functions read and change them.
+#[derive(Clone, Copy)]
+struct Composing {
+    draft: RwSignal<String>,
+    /// The caret, as a byte offset into the draft.
+    caret: RwSignal<usize>,
+    /// The entry the arrows are on.
+    active: RwSignal<usize>,
+    suggestions: Memo<Suggestions>,
+    input: NodeRef<leptos::html::Textarea>,
+}
+
+/// What a slash command may act on.
+#[derive(Clone, Copy)]
+struct Commands {
+    on_send: Callback<Outgoing>,
+    on_stop: Callback<()>,
+    on_command: Callback<PageCommand>,
+    on_model: Callback<String>,
+    mode: RwSignal<AgentMode>,
+    note: RwSignal<Option<String>>,
+    models: Signal<Vec<ModelInfo>>,
+    model: Signal<Option<String>>,
+    busy: Signal<bool>,
+    disabled: Signal<bool>,
+}
+
 const LIST_ID: &str = "composer-suggestions";
 
 fn option_id(index: usize) -> String {
     format!("composer-option-{index}")
+}
+
+/// The chunk's functions once loaded, tracked, fetching nothing.
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn suggester() -> Option<Suggester> {
+    split::get()
+}
+
+/// The chunk's functions once loaded; until then `None`, and the fetch starts.
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn load_suggester() -> Option<Suggester> {
+    split::get_or_load()
+}
+
+/// The server never opens the list (its draft is empty), and its own tests use the functions directly.
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+fn suggester() -> Option<Suggester> {
+    Some(suggest::SUGGESTER)
+}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+fn load_suggester() -> Option<Suggester> {
+    suggester()
 }
 
 #[component]
@@ -107,14 +168,15 @@ pub fn Composer(
     note: RwSignal<Option<String>>,
 ) -> impl IntoView {
     let draft = RwSignal::new(typed_before_hydration());
-    // The caret, as a byte offset into the draft.
     let caret = RwSignal::new(0_usize);
     // The `@` (or, at 0, the `/`) whose list Esc closed: it stays closed until that word is gone.
     let dismissed = RwSignal::new(None::<usize>);
     let active = RwSignal::new(0_usize);
     // The last answer taken, with the query it answers: the list shows it only while that query is the one typed, so
     // Enter never takes a path from a list for other text.
-    let files = RwSignal::new(None::<(String, Result<Vec<FileMatch>, String>)>);
+    let files = RwSignal::new(None::<FileAnswer>);
+    // A command sent before the chunk that reads it arrived: its text and how it joins a run.
+    let waiting = RwSignal::new(None::<(String, StreamingBehavior)>);
     let input = NodeRef::<leptos::html::Textarea>::new();
     Effect::new(move |_| {
         let Some(text) = handed.get() else { return };
@@ -125,170 +187,82 @@ pub fn Composer(
         }
     });
     let mention = Memo::new(move |_| draft.with(|d| mention_being_typed(d, caret.get())));
-    let reply: FileReply = Callback::new(move |(query, answer): (String, Result<Vec<FileMatch>, String>)| {
+    let reply: FileReply = Callback::new(move |(query, answer): FileAnswer| {
         // An answer to a query typed over since is dropped.
         if mention.with_untracked(|m| m.as_ref().is_some_and(|m| m.query == query)) {
             files.set(Some((query, answer)));
         }
     });
+    // Asked for while the chunk may still be on its way, so the paths and the list's code come together.
     Effect::new(move |_| {
         let Some(Mention { start, query }) = mention.get() else { return };
         if dismissed.get_untracked() != Some(start) {
             find_files.run((query, reply));
         }
     });
+    // Closed until the chunk is there; then it re-runs.
     let suggestions = Memo::new(move |_| {
+        let Some(suggester) = suggester() else { return Suggestions::Closed };
         let (caret, dismissed) = (caret.get(), dismissed.get());
-        draft.with(|d| {
-            if let Some(typed) = command_being_typed(d, caret) {
-                let commands = commands_starting(typed);
-                return if commands.is_empty() || dismissed == Some(0) {
-                    Suggestions::Closed
-                } else {
-                    Suggestions::Commands(commands)
-                };
-            }
-            match mention_being_typed(d, caret) {
-                Some(mention) if dismissed != Some(mention.start) => files.with(|answer| match answer {
-                    Some((query, Ok(found))) if *query == mention.query && !found.is_empty() => {
-                        Suggestions::Files { start: mention.start, files: found.clone() }
-                    }
-                    Some((_, Ok(_) | Err(_))) | None => Suggestions::Closed,
-                }),
-                Some(_) | None => Suggestions::Closed,
-            }
-        })
+        draft.with(|d| files.with(|answer| (suggester.suggest)(d, caret, dismissed, answer.as_ref())))
     });
     Effect::new(move |_| {
         suggestions.track();
         active.set(0);
     });
-    let open = move || suggestions.with(|s| s.len() > 0);
+    // Its own memo, so that what shows the entries re-runs when the list opens or closes, not at every keystroke.
+    let is_open = Memo::new(move |_| suggestions.with(|s| s.len() > 0));
+    let open = move || is_open.get();
+    let composing = Composing { draft, caret, active, suggestions, input };
+    let commands = Commands { on_send, on_stop, on_command, on_model, mode, note, models, model, busy, disabled };
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });
-    // Puts the caret where an edit left it, once the box shows the edited text.
-    let place_caret = move |text: &str, at: usize| {
-        if let Some(input) = input.get_untracked() {
-            input.set_value(text);
-            let at = draft::utf16_offset(text, at) as u32;
-            let _ = input.set_selection_range(at, at);
-        }
-    };
-    let set_draft = move |text: String, at: usize| {
-        place_caret(&text, at);
-        draft.set(text);
-        caret.set(at);
-    };
-    let outgoing = move |text: String, run_mode: AgentMode, behavior: StreamingBehavior| Outgoing {
-        text,
-        mode: run_mode,
-        plan_action: None,
-        behavior,
-        rerun: None,
-        command: None,
-    };
-    // Carries a command out; false when it could not be (the note says why), and the draft stays.
-    let run_command = move |command: SlashCommand, behavior: StreamingBehavior| -> bool {
-        match command {
-            SlashCommand::New => on_command.run(PageCommand::NewChat),
-            SlashCommand::Export(format) => on_command.run(PageCommand::Export(format)),
-            SlashCommand::Plan(text) | SlashCommand::Agent(text) if !text.is_empty() && disabled.get_untracked() => {
+    // Sends `text` (the trimmed draft); true when it went or its command was carried out, and the draft is done.
+    let send_text = move |text: String, behavior: StreamingBehavior| -> bool {
+        // Only a draft that starts with `/` can be a command; reading it takes the chunk.
+        let command = if text.starts_with('/') {
+            match load_suggester() {
+                Some(suggester) => (suggester.run)(commands, &text, behavior),
+                None => {
+                    waiting.set(Some((text, behavior)));
+                    return false;
+                }
+            }
+        } else {
+            None
+        };
+        command.unwrap_or_else(|| {
+            if disabled.get_untracked() {
                 return false;
             }
-            SlashCommand::Plan(text) => {
-                mode.set(AgentMode::Plan);
-                if text.is_empty() {
-                    note.set(Some("Plan mode: the agent investigates and writes a plan; you decide.".into()));
-                } else {
-                    on_send.run(outgoing(text, AgentMode::Plan, behavior));
-                }
-            }
-            SlashCommand::Agent(text) => {
-                mode.set(AgentMode::Agent);
-                if text.is_empty() {
-                    note.set(Some("Agent mode: the agent works on the task.".into()));
-                } else {
-                    on_send.run(outgoing(text, AgentMode::Agent, behavior));
-                }
-            }
-            SlashCommand::Model(name) => {
-                let known = models.get_untracked();
-                let names = known.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
-                if name.is_empty() {
-                    let current = model.get_untracked().unwrap_or_default();
-                    note.set(Some(format!("Models: {names}. In use: {current}. Pick one with /model <name>.")));
-                    return true;
-                }
-                match known.iter().find(|m| m.name.eq_ignore_ascii_case(&name)) {
-                    Some(found) => {
-                        on_model.run(found.name.clone());
-                        note.set(Some(format!("The next messages use {}.", found.name)));
-                    }
-                    None => {
-                        note.set(Some(format!("There is no model {name:?}. The models are: {names}.")));
-                        return false;
-                    }
-                }
-            }
-            SlashCommand::Compact(text) => {
-                if busy.get_untracked() {
-                    note.set(Some("A run is going: wait for it to end (or /stop it), then /compact.".into()));
-                    return false;
-                }
-                if disabled.get_untracked() {
-                    return false;
-                }
-                let behavior = StreamingBehavior::Steer;
-                on_send.run(Outgoing {
-                    command: Some(ChatCommand::Compact),
-                    ..outgoing(text, mode.get_untracked(), behavior)
-                });
-            }
-            SlashCommand::Stop => {
-                if busy.get_untracked() {
-                    on_stop.run(());
-                } else {
-                    note.set(Some("Nothing is running.".into()));
-                }
-            }
-            SlashCommand::Help => {
-                let lines: Vec<String> = draft::COMMANDS
-                    .iter()
-                    .map(|c| format!("/{}{}{} — {}", c.name, if c.takes_args() { " " } else { "" }, c.args, c.about))
-                    .collect();
-                note.set(Some(lines.join("\n")));
-            }
-        }
-        true
+            on_send.run(outgoing(text, mode.get_untracked(), behavior));
+            true
+        })
+    };
+    let done = move || {
+        draft.set(String::new());
+        caret.set(0);
+        dismissed.set(None);
     };
     let send = move |behavior: StreamingBehavior| {
         let text = draft.with_untracked(|d| d.trim().to_owned());
-        if text.is_empty() {
-            return;
-        }
-        let done = match draft::parse(&text) {
-            Draft::Text if disabled.get_untracked() => false,
-            Draft::Text => {
-                on_send.run(outgoing(text, mode.get_untracked(), behavior));
-                true
-            }
-            Draft::Command(command) => run_command(command, behavior),
-            Draft::Unknown(name) => {
-                note.set(Some(format!("Unknown command /{name}. The commands are: {}.", command_names())));
-                false
-            }
-            Draft::Invalid(message) => {
-                note.set(Some(message));
-                false
-            }
-        };
-        if done {
-            draft.set(String::new());
-            caret.set(0);
-            dismissed.set(None);
+        if !text.is_empty() && send_text(text, behavior) {
+            done();
         }
     };
+    // The chunk came: the command waiting for it goes, unless the draft was changed since.
+    Effect::new(move |_| {
+        let Some(suggester) = suggester() else { return };
+        let Some((text, behavior)) = waiting.get() else { return };
+        waiting.set(None);
+        if draft.with_untracked(|d| d.trim() == text) {
+            let sent = (suggester.run)(commands, &text, behavior).unwrap_or_else(|| send_text(text, behavior));
+            if sent {
+                done();
+            }
+        }
+    });
     let decide = move |action: PlanAction| {
         if disabled.get_untracked() {
             return;
@@ -307,33 +281,9 @@ pub fn Composer(
         on_send.run(Outgoing { plan_action: Some(action), ..outgoing(text, run_mode, behavior) });
         draft.set(String::new());
     };
-    // Takes the suggestion at `index`; true when the draft is now a whole command to run (Enter on a command that
-    // needs nothing more).
+    // Takes the suggestion at `index`; the list is open, so the chunk is there.
     let choose = move |index: usize, by_enter: bool| -> bool {
-        let at = caret.get_untracked();
-        let text = draft.get_untracked();
-        match suggestions.get_untracked() {
-            Suggestions::Closed => false,
-            Suggestions::Commands(commands) => {
-                let Some(command) = commands.get(index) else { return false };
-                let typed_in_full = command_being_typed(&text, at) == Some(command.name);
-                if by_enter && (typed_in_full || !command.takes_args()) {
-                    let (completed, _) = complete_command(&text, command.name);
-                    draft.set(completed);
-                    return true;
-                }
-                let (completed, at) = complete_command(&text, command.name);
-                set_draft(completed, at);
-                false
-            }
-            Suggestions::Files { start, files } => {
-                if let Some(file) = files.get(index) {
-                    let (completed, at) = complete_mention(&text, start, at, &file.path);
-                    set_draft(completed, at);
-                }
-                false
-            }
-        }
+        load_suggester().is_some_and(|suggester| (suggester.choose)(composing, index, by_enter))
     };
     let read_caret = move || {
         if let Some(input) = input.get_untracked() {
@@ -402,7 +352,10 @@ pub fn Composer(
         let at = caret.get_untracked();
         let typing =
             draft.with_untracked(|d| command_being_typed(d, at).is_some() || mention_being_typed(d, at).is_some());
-        if !typing {
+        if typing {
+            // Usually fetched on focus already; a box focused before hydration did not see that.
+            let _ = load_suggester();
+        } else {
             dismissed.set(None);
         }
     };
@@ -439,7 +392,21 @@ pub fn Composer(
             <p class="composer__note" role="status" data-testid="composer-note" hidden=move || note.with(Option::is_none)>
                 {move || note.get()}
             </p>
-            <SuggestionList suggestions active choose/>
+            // Always in the page (empty and hidden while closed), so the box's `aria-controls` names an element that
+            // exists; its entries come from the chunk.
+            <ul
+                class="composer__suggestions"
+                id=LIST_ID
+                role="listbox"
+                aria-label=move || match suggestions.get() {
+                    Suggestions::Files { .. } => "Files",
+                    Suggestions::Commands(_) | Suggestions::Closed => "Commands",
+                }
+                data-testid="composer-suggestions"
+                hidden=move || !open()
+            >
+                {move || if open() { load_suggester().map(|suggester| untrack(|| (suggester.items)(composing))) } else { None }}
+            </ul>
             <div class="composer__row">
                 <textarea
                     class="composer__input"
@@ -462,6 +429,9 @@ pub fn Composer(
                         }
                     }
                     on:click=move |_| read_caret()
+                    on:focus=move |_| {
+                        let _ = load_suggester();
+                    }
                 ></textarea>
                 <div class="composer__actions">
                     <ContextMeter context/>
@@ -496,106 +466,6 @@ pub fn Composer(
             </div>
         </form>
     }
-}
-
-/// The commands or paths offered for what is being typed: a listbox the message box points into. Always in the page
-/// (empty and hidden while closed), so the box's `aria-controls` names an element that exists.
-#[component]
-fn SuggestionList(
-    /// What to list.
-    suggestions: Memo<Suggestions>,
-    /// The entry the arrows are on.
-    active: RwSignal<usize>,
-    /// Takes an entry (a click), as Tab does.
-    choose: impl Fn(usize, bool) -> bool + Copy + Send + Sync + 'static,
-) -> impl IntoView {
-    let label = move || match suggestions.get() {
-        Suggestions::Files { .. } => "Files",
-        Suggestions::Commands(_) | Suggestions::Closed => "Commands",
-    };
-    view! {
-        <ul
-            class="composer__suggestions"
-            id=LIST_ID
-            role="listbox"
-            aria-label=label
-            data-testid="composer-suggestions"
-            hidden=move || suggestions.with(|s| s.len() == 0)
-        >
-            {move || match suggestions.get() {
-                Suggestions::Closed => Either::Left(()),
-                Suggestions::Commands(commands) => Either::Right(Either::Left(
-                    commands
-                        .into_iter()
-                        .enumerate()
-                        .map(|(index, command)| {
-                            let body = view! {
-                                <span class="composer__suggestion-name">{format!("/{}", command.name)}</span>
-                                <span class="composer__suggestion-args">{command.args}</span>
-                                <span class="composer__suggestion-about">{command.about}</span>
-                            };
-                            suggestion(index, active, choose, body)
-                        })
-                        .collect_view(),
-                )),
-                Suggestions::Files { files, .. } => Either::Right(Either::Right(
-                    files
-                        .into_iter()
-                        .enumerate()
-                        .map(|(index, file)| {
-                            let body = view! { <span class="composer__suggestion-path">{marked(&file.path, &file.positions)}</span> };
-                            suggestion(index, active, choose, body)
-                        })
-                        .collect_view(),
-                )),
-            }}
-        </ul>
-    }
-}
-
-fn suggestion(
-    index: usize,
-    active: RwSignal<usize>,
-    choose: impl Fn(usize, bool) -> bool + Copy + Send + Sync + 'static,
-    body: impl IntoView + 'static,
-) -> impl IntoView {
-    let is_active = move || active.get() == index;
-    view! {
-        <li
-            class="composer__suggestion"
-            class:composer__suggestion--active=is_active
-            id=option_id(index)
-            role="option"
-            aria-selected=move || if is_active() { "true" } else { "false" }
-            // A press must not take the focus from the message box.
-            on:mousedown=|event: MouseEvent| event.prevent_default()
-            on:mousemove=move |_| {
-                if !is_active() {
-                    active.set(index);
-                }
-            }
-            on:click=move |_| {
-                choose(index, false);
-            }
-        >
-            {body}
-        </li>
-    }
-}
-
-/// A path with its matched characters in `<mark>`.
-fn marked(path: &str, positions: &[usize]) -> impl IntoView + use<> {
-    let mut runs: Vec<(String, bool)> = Vec::new();
-    for (at, c) in path.chars().enumerate() {
-        let hit = positions.binary_search(&at).is_ok();
-        match runs.last_mut() {
-            Some((text, was)) if *was == hit => text.push(c),
-            _ => runs.push((c.to_string(), hit)),
-        }
-    }
-    runs.into_iter()
-        .map(|(text, hit)| if hit { Either::Left(view! { <mark>{text}</mark> }) } else { Either::Right(text) })
-        .collect_view()
 }
 
 /// A native `<select>` of the configured models: keyboard and screen-reader behaviour come with it.

@@ -1,0 +1,255 @@
+//! What the composer needs only once a `/` or `@` starts a word: which commands or paths to offer, the list's
+//! entries, taking one into the draft, and reading and carrying out a slash command. In the browser this is a WASM
+//! chunk of its own ([`super::split`]); the message box, its combobox attributes and the empty list stay in the main
+//! module.
+
+use leptos::either::Either;
+use leptos::ev::MouseEvent;
+use leptos::prelude::*;
+
+use super::{Commands, Composing, FileAnswer, PageCommand, Suggestions, option_id, outgoing};
+use crate::components::client_only::{IntoRowView, RowView};
+use crate::draft::{
+    self, Draft, SlashCommand, command_being_typed, command_names, commands_starting, complete_command,
+    complete_mention, mention_being_typed,
+};
+use crate::protocol::{AgentMode, ChatCommand, StreamingBehavior};
+
+/// What the chunk hands the composer: plain function pointers, so it crosses as one `Copy` value.
+#[derive(Clone, Copy)]
+pub struct Suggester {
+    /// What the list offers for the draft, the caret (a byte offset), the word whose list Esc closed and the last
+    /// answer to a file query.
+    pub suggest: fn(&str, usize, Option<usize>, Option<&FileAnswer>) -> Suggestions,
+    /// Takes the entry at an index into the draft; true when the draft is now a whole command to run (Enter on a
+    /// command that needs nothing more).
+    pub choose: fn(Composing, usize, bool) -> bool,
+    /// The list's entries, following what it shows.
+    pub items: fn(Composing) -> RowView,
+    /// Reads a draft that starts with `/` and carries its command out: `None` when it is no command (`/etc/hosts`)
+    /// and goes as text; else whether it was done (when not, the note says why and the draft stays).
+    pub run: fn(Commands, &str, StreamingBehavior) -> Option<bool>,
+}
+
+pub const SUGGESTER: Suggester = Suggester { suggest, choose, items, run };
+
+fn suggest(text: &str, caret: usize, dismissed: Option<usize>, answer: Option<&FileAnswer>) -> Suggestions {
+    if let Some(typed) = command_being_typed(text, caret) {
+        let commands = commands_starting(typed);
+        return if commands.is_empty() || dismissed == Some(0) {
+            Suggestions::Closed
+        } else {
+            Suggestions::Commands(commands)
+        };
+    }
+    match mention_being_typed(text, caret) {
+        Some(mention) if dismissed != Some(mention.start) => match answer {
+            Some((query, Ok(found))) if *query == mention.query && !found.is_empty() => {
+                Suggestions::Files { start: mention.start, files: found.clone() }
+            }
+            Some((_, Ok(_) | Err(_))) | None => Suggestions::Closed,
+        },
+        Some(_) | None => Suggestions::Closed,
+    }
+}
+
+fn choose(composing: Composing, index: usize, by_enter: bool) -> bool {
+    let at = composing.caret.get_untracked();
+    let text = composing.draft.get_untracked();
+    match composing.suggestions.get_untracked() {
+        Suggestions::Closed => false,
+        Suggestions::Commands(commands) => {
+            let Some(command) = commands.get(index) else { return false };
+            let typed_in_full = command_being_typed(&text, at) == Some(command.name);
+            let (completed, at) = complete_command(&text, command.name);
+            if by_enter && (typed_in_full || !command.takes_args()) {
+                composing.draft.set(completed);
+                return true;
+            }
+            set_draft(composing, completed, at);
+            false
+        }
+        Suggestions::Files { start, files } => {
+            if let Some(file) = files.get(index) {
+                let (completed, at) = complete_mention(&text, start, at, &file.path);
+                set_draft(composing, completed, at);
+            }
+            false
+        }
+    }
+}
+
+/// Replaces the draft and puts the caret where the edit left it, once the box shows the edited text.
+fn set_draft(composing: Composing, text: String, at: usize) {
+    if let Some(input) = composing.input.get_untracked() {
+        input.set_value(&text);
+        let utf16 = draft::utf16_offset(&text, at) as u32;
+        let _ = input.set_selection_range(utf16, utf16);
+    }
+    composing.draft.set(text);
+    composing.caret.set(at);
+}
+
+fn items(composing: Composing) -> RowView {
+    (move || match composing.suggestions.get() {
+        Suggestions::Closed => ().into_row_view(),
+        Suggestions::Commands(commands) => commands
+            .into_iter()
+            .enumerate()
+            .map(|(index, command)| {
+                let body = view! {
+                    <span class="composer__suggestion-name">{format!("/{}", command.name)}</span>
+                    <span class="composer__suggestion-args">{command.args}</span>
+                    <span class="composer__suggestion-about">{command.about}</span>
+                };
+                suggestion(composing, index, body)
+            })
+            .collect_view()
+            .into_row_view(),
+        Suggestions::Files { files, .. } => files
+            .into_iter()
+            .enumerate()
+            .map(|(index, file)| {
+                let body =
+                    view! { <span class="composer__suggestion-path">{marked(&file.path, &file.positions)}</span> };
+                suggestion(composing, index, body)
+            })
+            .collect_view()
+            .into_row_view(),
+    })
+    .into_row_view()
+}
+
+fn suggestion(composing: Composing, index: usize, body: impl IntoView + 'static) -> impl IntoView {
+    let active = composing.active;
+    let is_active = move || active.get() == index;
+    view! {
+        <li
+            class="composer__suggestion"
+            class:composer__suggestion--active=is_active
+            id=option_id(index)
+            role="option"
+            aria-selected=move || if is_active() { "true" } else { "false" }
+            // A press must not take the focus from the message box.
+            on:mousedown=|event: MouseEvent| event.prevent_default()
+            on:mousemove=move |_| {
+                if !is_active() {
+                    active.set(index);
+                }
+            }
+            on:click=move |_| {
+                choose(composing, index, false);
+            }
+        >
+            {body}
+        </li>
+    }
+}
+
+/// A path with its matched characters in `<mark>`.
+fn marked(path: &str, positions: &[usize]) -> impl IntoView + use<> {
+    let mut runs: Vec<(String, bool)> = Vec::new();
+    for (at, c) in path.chars().enumerate() {
+        let hit = positions.binary_search(&at).is_ok();
+        match runs.last_mut() {
+            Some((text, was)) if *was == hit => text.push(c),
+            _ => runs.push((c.to_string(), hit)),
+        }
+    }
+    runs.into_iter()
+        .map(|(text, hit)| if hit { Either::Left(view! { <mark>{text}</mark> }) } else { Either::Right(text) })
+        .collect_view()
+}
+
+fn run(commands: Commands, text: &str, behavior: StreamingBehavior) -> Option<bool> {
+    match draft::parse(text) {
+        Draft::Text => None,
+        Draft::Command(command) => Some(run_command(commands, command, behavior)),
+        Draft::Unknown(name) => {
+            commands.note.set(Some(format!("Unknown command /{name}. The commands are: {}.", command_names())));
+            Some(false)
+        }
+        Draft::Invalid(message) => {
+            commands.note.set(Some(message));
+            Some(false)
+        }
+    }
+}
+
+/// Carries a command out; false when it could not be (the note says why), and the draft stays.
+fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) -> bool {
+    match command {
+        SlashCommand::New => c.on_command.run(PageCommand::NewChat),
+        SlashCommand::Export(format) => c.on_command.run(PageCommand::Export(format)),
+        SlashCommand::Plan(text) | SlashCommand::Agent(text) if !text.is_empty() && c.disabled.get_untracked() => {
+            return false;
+        }
+        SlashCommand::Plan(text) => {
+            c.mode.set(AgentMode::Plan);
+            if text.is_empty() {
+                c.note.set(Some("Plan mode: the agent investigates and writes a plan; you decide.".into()));
+            } else {
+                c.on_send.run(outgoing(text, AgentMode::Plan, behavior));
+            }
+        }
+        SlashCommand::Agent(text) => {
+            c.mode.set(AgentMode::Agent);
+            if text.is_empty() {
+                c.note.set(Some("Agent mode: the agent works on the task.".into()));
+            } else {
+                c.on_send.run(outgoing(text, AgentMode::Agent, behavior));
+            }
+        }
+        SlashCommand::Model(name) => {
+            let known = c.models.get_untracked();
+            let names = known.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
+            if name.is_empty() {
+                let current = c.model.get_untracked().unwrap_or_default();
+                c.note.set(Some(format!("Models: {names}. In use: {current}. Pick one with /model <name>.")));
+                return true;
+            }
+            match known.iter().find(|m| m.name.eq_ignore_ascii_case(&name)) {
+                Some(found) => {
+                    c.on_model.run(found.name.clone());
+                    c.note.set(Some(format!("The next messages use {}.", found.name)));
+                }
+                None => {
+                    c.note.set(Some(format!("There is no model {name:?}. The models are: {names}.")));
+                    return false;
+                }
+            }
+        }
+        SlashCommand::Compact(text) => {
+            if c.busy.get_untracked() {
+                c.note.set(Some("A run is going: wait for it to end (or /stop it), then /compact.".into()));
+                return false;
+            }
+            if c.disabled.get_untracked() {
+                return false;
+            }
+            let behavior = StreamingBehavior::Steer;
+            c.on_send.run(super::Outgoing {
+                command: Some(ChatCommand::Compact),
+                ..outgoing(text, c.mode.get_untracked(), behavior)
+            });
+        }
+        SlashCommand::Stop => {
+            if c.busy.get_untracked() {
+                c.on_stop.run(());
+            } else {
+                c.note.set(Some("Nothing is running.".into()));
+            }
+        }
+        SlashCommand::Help => {
+            let lines: Vec<String> = draft::COMMANDS
+                .iter()
+                .map(|info| {
+                    let gap = if info.takes_args() { " " } else { "" };
+                    format!("/{}{gap}{} — {}", info.name, info.args, info.about)
+                })
+                .collect();
+            c.note.set(Some(lines.join("\n")));
+        }
+    }
+    true
+}
