@@ -16,6 +16,7 @@ pub mod client;
 pub mod components;
 pub mod export;
 pub mod fuzzy;
+pub mod highlight;
 #[cfg(feature = "ssr")]
 pub mod mapper;
 pub mod markdown;
