@@ -321,8 +321,7 @@ pub fn highlight_markdown(html: &str, caches: &mut CodeCaches) -> String {
     while let Some(open) = rest.find(CODE_OPEN) {
         let after_class = &rest[open + CODE_OPEN.len()..];
         let (Some(quote), Some(close)) = (after_class.find('"'), after_class.find(CODE_CLOSE)) else { break };
-        let Some(body_start) = after_class[quote..].find('>').map(|at| quote + at + 1).filter(|&at| at <= close)
-        else {
+        let Some(body_start) = after_class[quote..].find('>').map(|at| quote + at + 1).filter(|&at| at <= close) else {
             break;
         };
         let language = Language::from_name(&unescape_html(&after_class[..quote]));
@@ -413,12 +412,15 @@ pub fn highlight_diff(path: &str, lines: &[(DiffSide, &str)]) -> Option<Vec<Stri
     Some(html)
 }
 
+/// The text of each line of a diff, with the side it is on, to HTML (see [`highlight_diff`]).
+pub type HighlightDiff = fn(&str, &[(DiffSide, &str)]) -> Option<Vec<String>>;
+
 /// What the browser's highlighter chunk hands the main module: every entry point, as function pointers.
 #[derive(Clone, Copy)]
 pub struct Highlighter {
     pub markdown: fn(&str, &mut CodeCaches) -> String,
     pub new_lines: fn(&mut CodeCache, &str, &str) -> Vec<Arc<str>>,
-    pub diff: fn(&str, &[(DiffSide, &str)]) -> Option<Vec<String>>,
+    pub diff: HighlightDiff,
 }
 
 /// The highlighter; in the browser only the chunk's split point calls this, so the code stays in the chunk.

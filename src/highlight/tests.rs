@@ -58,7 +58,9 @@ fn languages_come_from_fences_and_file_names() {
 fn a_rust_sample_gets_keyword_string_and_comment_spans() {
     let html = highlight(lang("rust"), "fn main() {\n    let s = \"hi\"; // greet\n}\n");
     let found = spans(&html);
-    for expected in ["hl-keyword:fn", "hl-function:main", "hl-keyword:let", "hl-string:&quot;hi&quot;", "hl-comment:// greet"] {
+    for expected in
+        ["hl-keyword:fn", "hl-function:main", "hl-keyword:let", "hl-string:&quot;hi&quot;", "hl-comment:// greet"]
+    {
         assert!(found.iter().any(|span| span == expected), "{expected} in {found:?}");
     }
     assert_eq!(html.lines().count(), 3, "one line of HTML per line of code: {html}");
@@ -68,7 +70,8 @@ fn a_rust_sample_gets_keyword_string_and_comment_spans() {
 fn a_python_sample_gets_keyword_string_number_and_comment_spans() {
     let html = highlight(lang("python"), "def area(r):\n    # circle\n    return 3.14 * r * r  # 'pi'\nprint('x')\n");
     let found = spans(&html);
-    for expected in ["hl-keyword:def", "hl-function:area", "hl-comment:# circle", "hl-keyword:return", "hl-number:3.14"] {
+    for expected in ["hl-keyword:def", "hl-function:area", "hl-comment:# circle", "hl-keyword:return", "hl-number:3.14"]
+    {
         assert!(found.iter().any(|span| span == expected), "{expected} in {found:?}");
     }
     assert!(found.iter().any(|span| span.starts_with("hl-string:")), "{found:?}");
@@ -89,20 +92,35 @@ fn the_added_languages_get_their_keywords() {
         assert!(sql.contains(&expected.to_owned()), "{expected} in {sql:?}");
     }
     let diff = spans(&highlight(Language::Diff, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n same\n"));
-    assert_eq!(diff, ["hl-meta:--- a/x", "hl-meta:+++ b/x", "hl-meta:@@ -1 +1 @@", "hl-deleted:-old", "hl-inserted:+new"]);
+    assert_eq!(
+        diff,
+        ["hl-meta:--- a/x", "hl-meta:+++ b/x", "hl-meta:@@ -1 +1 @@", "hl-deleted:-old", "hl-inserted:+new"]
+    );
 }
 
 const MARKUP: &str = "<img src=x onerror=alert(1)></code><script>alert(2)</script>";
 
 #[test]
 fn highlighting_escapes_every_piece_of_the_code() {
-    for name in ["rust", "python", "js", "ts", "json", "toml", "yaml", "sh", "go", "c", "cpp", "html", "css", "md", "sql", "diff"] {
+    for name in [
+        "rust", "python", "js", "ts", "json", "toml", "yaml", "sh", "go", "c", "cpp", "html", "css", "md", "sql",
+        "diff",
+    ] {
         for code in [MARKUP.to_owned(), format!("\"{MARKUP}\" // {MARKUP}\n'{MARKUP}' # {MARKUP}\n<{MARKUP}>")] {
             let html = highlight(lang(name), &code);
             assert!(!html.contains("<img") && !html.contains("<script") && !html.contains("</code>"), "{name}: {html}");
-            let text: String = html.replace("</span>", "").split("<span class=\"").enumerate().map(|(i, piece)| {
-                if i == 0 { piece.to_owned() } else { piece[piece.find("\">").expect("a span head") + 2..].to_owned() }
-            }).collect();
+            let text: String = html
+                .replace("</span>", "")
+                .split("<span class=\"")
+                .enumerate()
+                .map(|(i, piece)| {
+                    if i == 0 {
+                        piece.to_owned()
+                    } else {
+                        piece[piece.find("\">").expect("a span head") + 2..].to_owned()
+                    }
+                })
+                .collect();
             assert_eq!(unescape_html(&text), code, "{name}: the text is all there, once");
         }
     }
@@ -110,7 +128,8 @@ fn highlighting_escapes_every_piece_of_the_code() {
 
 #[test]
 fn markdown_code_blocks_are_highlighted_and_stay_escaped() {
-    let html = crate::markdown::render(&format!("Text\n\n```rust\nlet x = \"{MARKUP}\";\n```\n\n```\nplain {MARKUP}\n```\n"));
+    let html =
+        crate::markdown::render(&format!("Text\n\n```rust\nlet x = \"{MARKUP}\";\n```\n\n```\nplain {MARKUP}\n```\n"));
     let mut caches = CodeCaches::default();
     let highlighted = highlight_markdown(&html, &mut caches);
     assert!(has_code_block(&html));
@@ -144,7 +163,10 @@ fn a_growing_block_highlights_only_its_new_lines() {
 }
 
 const SAMPLES: &[(&str, &str)] = &[
-    ("rust", "/// Docs\n#[derive(Debug)]\nstruct A<'a> { s: &'a str }\nfn main() {\n    let r = r#\"raw\n\"still\"#;\n    /* block\n       comment */ let n = 0x1f_u8;\n    println!(\"{n} \\\" q\");\n}\n"),
+    (
+        "rust",
+        "/// Docs\n#[derive(Debug)]\nstruct A<'a> { s: &'a str }\nfn main() {\n    let r = r#\"raw\n\"still\"#;\n    /* block\n       comment */ let n = 0x1f_u8;\n    println!(\"{n} \\\" q\");\n}\n",
+    ),
     ("python", "@app.route('/')\ndef f(x):\n    \"\"\"Doc\n    string\"\"\"\n    return f'{x!r}' + 1e-3  # done\n"),
     ("js", "const t = `a ${b\n} c`;\n// note\nfunction g(x) { return /re+/g.test(x); }\n"),
     ("ts", "interface P { name: string }\nconst p: P = { name: 'x' };\n/* multi\nline */ export default p;\n"),
