@@ -17,6 +17,7 @@ pub mod components;
 pub mod draft;
 pub mod export;
 pub mod fuzzy;
+pub mod highlight;
 #[cfg(feature = "ssr")]
 pub mod mapper;
 pub mod markdown;

@@ -89,10 +89,11 @@ fn ChangesView(response: Arc<ChangesResponse>) -> impl IntoView {
         .map(|(path, body)| {
             let lines = parse_unified(&body);
             let label = path.clone();
+            let file = path.clone();
             view! {
                 <section class="changes__file" aria-label=label>
                     <h2 class="changes__path">{path}</h2>
-                    <DiffView lines/>
+                    <DiffView lines path=file/>
                 </section>
             }
         })

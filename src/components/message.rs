@@ -6,10 +6,12 @@ use leptos::prelude::*;
 use crate::components::client_only::IntoRowView;
 
 use super::changes::{ChangesLoad, ChangesRow};
+use super::highlight::highlighter;
 use super::rows::{BranchPlace, MarkdownSignals, MessageRow, PartRow, PartSignals};
 use super::tool::ToolRow;
 use super::tool::{MessageParts, top_level};
 use super::usage::UsageLine;
+use crate::highlight::{CodeCaches, has_code_block};
 use crate::protocol::{ErrorPart, Role};
 
 /// What a message's Edit, Regenerate and version arrows do; the page provides it.
@@ -414,10 +416,23 @@ pub(super) fn PartView(part: PartRow) -> impl IntoView {
 /// grouping keeps a long answer's hundreds of blocks to a few dozen boxes, and off-screen groups are skipped whole.
 const BLOCKS_PER_GROUP: usize = 16;
 
+/// A block's HTML with its code highlighted, once the highlighter's chunk is there (the first code block asks for
+/// it; the block is drawn plain until it comes and again, same text in the same places, when it does).
+fn highlighted(html: &str, caches: StoredValue<CodeCaches>) -> String {
+    if !has_code_block(html) {
+        return html.to_owned();
+    }
+    highlighter()
+        .and_then(|highlighter| caches.try_update_value(|caches| (highlighter.markdown)(html, caches)))
+        .unwrap_or_else(|| html.to_owned())
+}
+
 /// Assistant text: finished blocks are built once each; only the open tail's HTML is replaced on a delta.
 #[component]
 fn MarkdownView(markdown: MarkdownSignals) -> impl IntoView {
     let MarkdownSignals { blocks, tail } = markdown;
+    // The streamed code block's highlighted lines, kept from one delta to the next and for the block it becomes.
+    let caches = StoredValue::new(CodeCaches::default());
     let groups = {
         let blocks = blocks.clone();
         move || 0..blocks.with(|blocks| blocks.len().div_ceil(BLOCKS_PER_GROUP))
@@ -434,7 +449,7 @@ fn MarkdownView(markdown: MarkdownSignals) -> impl IntoView {
         view! {
             <div class="markdown__group">
                 <For each=in_group key=|block| block.key let:block>
-                    <div class="markdown__block" inner_html=block.html.to_string()></div>
+                    <div class="markdown__block" inner_html=move || highlighted(&block.html, caches)></div>
                 </For>
             </div>
         }
@@ -442,7 +457,9 @@ fn MarkdownView(markdown: MarkdownSignals) -> impl IntoView {
     view! {
         <div class="part part--text markdown">
             <For each=groups key=|group| *group children=group_view/>
-            <div class="markdown__block markdown__block--open" inner_html=move || tail.get()></div>
+            <div class="markdown__block markdown__block--open" inner_html=move || {
+                tail.with(|tail| highlighted(tail, caches))
+            }></div>
         </div>
     }
 }

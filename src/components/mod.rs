@@ -4,6 +4,7 @@ mod activity;
 mod changes;
 mod client_only;
 mod composer;
+mod highlight;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 mod lazy_chunk;
 mod message;

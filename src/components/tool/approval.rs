@@ -168,16 +168,16 @@ fn ProposalView(proposal: Proposal) -> impl IntoView {
             view! { <pre class="approval__command approval__code"><code>{code}</code></pre> }.into_row_view()
         }
         Proposal::Edit { path, lines } => view! {
-            <p class="approval__path">{path}</p>
+            <p class="approval__path">{path.clone()}</p>
             <div class="approval__diff">
-                <DiffView lines/>
+                <DiffView lines path=path.clone()/>
             </div>
         }
         .into_row_view(),
         Proposal::Write { path, content } => view! {
-            <p class="approval__path">{path}</p>
+            <p class="approval__path">{path.clone()}</p>
             <div class="approval__content">
-                <NumberedLines text=content first_line=1usize fold_after=None/>
+                <NumberedLines text=content first_line=1usize fold_after=None path=path.clone()/>
             </div>
         }
         .into_row_view(),

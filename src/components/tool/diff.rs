@@ -1,6 +1,8 @@
 //! The line model of a diff: a unified diff parsed into lines with their old and new line numbers, and the
 //! replacement view of an edit whose diff is not known yet. Pure, so it is tested natively.
 
+use crate::highlight::DiffSide;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
     /// `--- a/…` / `+++ b/…`.
@@ -33,6 +35,16 @@ impl LineKind {
             LineKind::Added => Some("added"),
             LineKind::Removed => Some("removed"),
             LineKind::Context | LineKind::File | LineKind::Hunk | LineKind::Note => None,
+        }
+    }
+
+    /// Which file of the diff the line's text is from, for highlighting each file as its own run of lines.
+    pub fn side(self) -> DiffSide {
+        match self {
+            LineKind::Context => DiffSide::Both,
+            LineKind::Added => DiffSide::New,
+            LineKind::Removed => DiffSide::Old,
+            LineKind::File | LineKind::Hunk | LineKind::Note => DiffSide::Neither,
         }
     }
 

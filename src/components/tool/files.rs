@@ -9,6 +9,9 @@ use serde_json::Value;
 use super::diff::{self, DiffLine};
 use super::input_str;
 use super::lines::{NumberedLines, format_bytes, size_label};
+use crate::components::highlight::highlighter;
+use crate::highlight::DiffSide;
+use crate::markdown::escape_html;
 use crate::protocol::{ChatToolPart, EditOutput, ReadOutput, ToolState, WriteOutput};
 
 /// Read results longer than this many lines fold.
@@ -68,7 +71,7 @@ pub fn ReadView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         <div class="tool-file">
             <PathLine path detail=range/>
             <Show when=move || content.with(Option::is_some)>
-                <NumberedLines text first_line=offset fold_after=Some(READ_FOLD_LINES)/>
+                <NumberedLines text first_line=offset fold_after=Some(READ_FOLD_LINES) path/>
             </Show>
             {move || notice().map(|notice| view! { <p class="tool-file__notice">{notice}</p> })}
         </div>
@@ -102,7 +105,7 @@ pub fn WriteView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     view! {
         <div class="tool-file">
             <PathLine path detail/>
-            <NumberedLines text=content first_line=1usize fold_after=None/>
+            <NumberedLines text=content first_line=1usize fold_after=None path/>
         </div>
     }
 }
@@ -148,35 +151,63 @@ pub fn EditView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
             <PathLine path detail/>
             {move || {
                 match lines.get() {
-                    None => view! { <NumberedLines text=new_text first_line=1usize fold_after=None/> }.into_row_view(),
-                    Some(lines) => view! { <DiffView lines/> }.into_row_view(),
+                    None => {
+                        view! { <NumberedLines text=new_text first_line=1usize fold_after=None path/> }.into_row_view()
+                    }
+                    Some(lines) => {
+                        view! { <DiffView lines path=path.get_untracked().unwrap_or_default()/> }.into_row_view()
+                    }
                 }
             }}
         </div>
     }
 }
 
-/// Diff lines with their old and new numbers; added and removed lines coloured.
+/// Diff lines with their old and new numbers; added and removed lines coloured, and their code highlighted once
+/// the highlighter is there, when `path`'s language is known.
 #[component]
-pub fn DiffView(lines: Vec<DiffLine>) -> impl IntoView {
+pub fn DiffView(
+    lines: Vec<DiffLine>,
+    /// The file's path, for its language.
+    #[prop(optional, into)]
+    path: String,
+) -> impl IntoView {
     let number = |n: Option<usize>| n.map(|n| n.to_string()).unwrap_or_default();
+    let sides: Vec<DiffSide> = lines.iter().map(|line| line.kind.side()).collect();
+    let rows = move || {
+        let pairs: Vec<(DiffSide, &str)> =
+            sides.iter().zip(&lines).map(|(side, line)| (*side, line.text.as_str())).collect();
+        let html =
+            (!path.is_empty()).then(highlighter).flatten().and_then(|highlighter| (highlighter.diff)(&path, &pairs));
+        lines
+            .iter()
+            .enumerate()
+            .map(|(index, line)| {
+                let text = match html.as_ref().and_then(|html| html.get(index)) {
+                    Some(html) => html.clone(),
+                    None => {
+                        let mut plain = String::new();
+                        escape_html(&mut plain, &line.text);
+                        plain
+                    }
+                };
+                let line = line.clone();
+                view! {
+                    <div class=line.kind.class() role="row">
+                        <span class="diff-line__no" aria-hidden="true">{number(line.old)}</span>
+                        <span class="diff-line__no" aria-hidden="true">{number(line.new)}</span>
+                        <span class="diff-line__sign" role="cell" aria-label=line.kind.spoken()>
+                            {line.kind.sign()}
+                        </span>
+                        <span class="diff-line__text" role="cell" inner_html=text></span>
+                    </div>
+                }
+            })
+            .collect_view()
+    };
     view! {
         <div class="tool-diff" role="table" aria-label="Changes">
-            {lines
-                .into_iter()
-                .map(|line| {
-                    view! {
-                        <div class=line.kind.class() role="row">
-                            <span class="diff-line__no" aria-hidden="true">{number(line.old)}</span>
-                            <span class="diff-line__no" aria-hidden="true">{number(line.new)}</span>
-                            <span class="diff-line__sign" role="cell" aria-label=line.kind.spoken()>
-                                {line.kind.sign()}
-                            </span>
-                            <span class="diff-line__text" role="cell">{line.text}</span>
-                        </div>
-                    }
-                })
-                .collect_view()}
+            {rows}
         </div>
     }
 }

@@ -1,9 +1,14 @@
 //! Text shown as numbered lines that may still be growing: complete lines are split off once and each drawn once,
 //! only the open last line is redrawn as more text arrives. Long texts fold to their first lines with "Show all".
+//! Complete lines of a file whose language is known are highlighted once the highlighter's chunk is there.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
+
+use crate::components::highlight::highlighter;
+use crate::highlight::{CodeCache, Highlighter};
+use crate::markdown::escape_html;
 
 /// The complete lines of a text that grows at its end, split incrementally.
 #[derive(Debug, Default)]
@@ -65,20 +70,67 @@ pub fn format_bytes(bytes: usize) -> String {
     }
 }
 
+/// The new complete lines `fresh` of `text` as HTML: highlighted when a highlighter and a path are given and it
+/// finds as many lines as the splitter did, escaped otherwise.
+pub fn lines_html(
+    highlighter: Option<Highlighter>,
+    path: Option<&str>,
+    code: &mut CodeCache,
+    text: &str,
+    fresh: &[Arc<str>],
+) -> Vec<Arc<str>> {
+    if let (Some(highlighter), Some(path)) = (highlighter, path) {
+        let html = (highlighter.new_lines)(code, path, text);
+        if html.len() == fresh.len() {
+            return html;
+        }
+    }
+    fresh
+        .iter()
+        .map(|line| {
+            let mut plain = String::new();
+            escape_html(&mut plain, line);
+            Arc::from(plain)
+        })
+        .collect()
+}
+
 /// `text` as numbered lines from `first_line` on, drawn incrementally; past `fold_after` lines only the first
-/// `fold_after` are drawn until "Show all" is pressed (`None`: never folded).
+/// `fold_after` are drawn until "Show all" is pressed (`None`: never folded). Each line is kept as HTML: escaped
+/// text, or highlighted code when `path` names a file of a known language and the highlighter is there.
 #[component]
 pub fn NumberedLines(
     #[prop(into)] text: Signal<String>,
     #[prop(into)] first_line: Signal<usize>,
     fold_after: Option<usize>,
+    /// The file's path, for its language.
+    #[prop(optional, into)]
+    path: MaybeProp<String>,
 ) -> impl IntoView {
     let splitter = StoredValue::new(LineSplitter::default());
+    let code = StoredValue::new(CodeCache::default());
     let lines = RwSignal::new(Vec::<(usize, Arc<str>)>::new());
     let tail = RwSignal::new(String::new());
     let generation = StoredValue::new(0usize);
+    // The path the drawn lines were highlighted for (`None` inside: drawn plain); a change draws them all anew.
+    let drawn_for = StoredValue::new(None::<Option<String>>);
     Effect::new(move |_| {
+        let path = path.get().filter(|path| !path.is_empty());
+        let highlighter = match path {
+            Some(_) if text.with(|text| !text.is_empty()) => highlighter(),
+            Some(_) | None => None,
+        };
+        let highlighted_for = highlighter.and(path);
+        if drawn_for.with_value(|drawn| drawn.as_ref() != Some(&highlighted_for)) {
+            drawn_for.set_value(Some(highlighted_for.clone()));
+            splitter.set_value(LineSplitter::default());
+            code.set_value(CodeCache::default());
+        }
         text.with(|text| {
+            let html = |fresh: Vec<Arc<str>>| {
+                let path = highlighted_for.as_deref();
+                code.try_update_value(|code| lines_html(highlighter, path, code, text, &fresh)).unwrap_or_default()
+            };
             let sync = splitter.try_update_value(|splitter| {
                 let sync = splitter.sync(text);
                 let open = splitter.tail(text);
@@ -94,6 +146,7 @@ pub fn NumberedLines(
             match sync {
                 LineSync::Unchanged => {}
                 LineSync::Appended(fresh) => {
+                    let fresh = html(fresh);
                     lines.update(|lines| {
                         let start = lines.len();
                         lines.extend(numbered(start, fresh));
@@ -102,7 +155,7 @@ pub fn NumberedLines(
                 LineSync::Replaced(fresh) => {
                     // New keys, so no line of the old text is taken for one of the new.
                     generation.update_value(|g| *g += 1);
-                    lines.set(numbered(0, fresh));
+                    lines.set(numbered(0, html(fresh)));
                 }
             }
         })
@@ -125,7 +178,7 @@ pub fn NumberedLines(
             <For each=shown key=move |(index, _)| (key_generation(), *index) let:line>
                 <div class="tool-lines__line">
                     <span class="tool-lines__no" aria-hidden="true">{move || first_line.get() + line.0}</span>
-                    <span class="tool-lines__text">{line.1.to_string()}</span>
+                    <span class="tool-lines__text" inner_html=line.1.to_string()></span>
                 </div>
             </For>
             <Show when=move || hidden() == 0 && tail.with(|tail| !tail.is_empty())>
@@ -173,6 +226,28 @@ mod tests {
         let LineSync::Replaced(lines) = splitter.sync("x\ny") else { panic!("a replacement expected") };
         assert_eq!(texts(&lines), ["x"]);
         assert_eq!(splitter.tail("x\ny"), "y");
+    }
+
+    #[test]
+    fn file_lines_are_highlighted_once_each_and_markup_stays_text() {
+        let markup = "x = '<img src=x onerror=alert(1)>'  # </code><script>alert(2)</script>";
+        let text = format!("{markup}\ndef f():\n    retu");
+        let mut splitter = LineSplitter::default();
+        let mut code = CodeCache::default();
+        let LineSync::Appended(fresh) = splitter.sync(&text) else { panic!("lines expected") };
+        let html = lines_html(highlighter(), Some("app/page.py"), &mut code, &text, &fresh);
+        assert_eq!(html.len(), 2);
+        assert!(html.iter().all(|line| !line.contains("<img") && !line.contains("<script")), "{html:?}");
+        assert!(html[1].contains("<span class=\"hl-keyword\">def</span>"), "{html:?}");
+        let more = format!("{text}rn 1\n");
+        let LineSync::Appended(fresh) = splitter.sync(&more) else { panic!("a line expected") };
+        let html = lines_html(highlighter(), Some("app/page.py"), &mut code, &more, &fresh);
+        assert_eq!(html.len(), 1, "only the new line: {html:?}");
+        assert!(html[0].contains("<span class=\"hl-keyword\">return</span>"), "{html:?}");
+        let plain = lines_html(highlighter(), Some("notes.txt"), &mut CodeCache::default(), &text, &fresh);
+        assert_eq!(&*plain[0], "    return 1", "an unknown language is escaped text");
+        let plain = lines_html(None, Some("app/page.py"), &mut CodeCache::default(), markup, &[Arc::from(markup)]);
+        assert!(plain[0].starts_with("x = &#39;&lt;img"), "before the highlighter comes: {plain:?}");
     }
 
     #[test]

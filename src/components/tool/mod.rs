@@ -350,6 +350,45 @@ mod tests {
         }
     }
 
+    /// The text of HTML: tags dropped, our escapes undone.
+    fn text_of(html: &str) -> String {
+        let mut text = String::new();
+        let mut in_tag = false;
+        for c in html.chars() {
+            match c {
+                '<' => in_tag = true,
+                '>' if in_tag => in_tag = false,
+                c if !in_tag => text.push(c),
+                _ => {}
+            }
+        }
+        text.replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&#39;", "'")
+            .replace("&amp;", "&")
+    }
+
+    /// An Edit row's diff of a code file is highlighted (file lines are drawn by an effect, which the server does
+    /// not run: `lines::tests` covers them), and markup in the code is still text.
+    #[test]
+    fn highlighted_diffs_keep_markup_as_text() {
+        let owner = Owner::new();
+        owner.set();
+        let added = format!("x = \"{MARKUP}\"  # </code><script>alert(2)</script>");
+        for path in ["app/page.py", "web/index.html", "src/lib.rs"] {
+            let mut part = ChatToolPart::new("Edit", "call-1", ToolState::OutputAvailable);
+            part.input = Some(json!({ "path": path, "oldText": "y = 1\n", "newText": format!("{added}\n") }));
+            part.output =
+                Some(json!({ "diff": format!("--- a/{path}\n+++ b/{path}\n@@ -1,1 +1,1 @@\n-y = 1\n+{added}\n") }));
+            let html = view! { <ToolRow tool=ArcRwSignal::new(part)/> }.to_html();
+            assert!(!html.contains("<img") && !html.contains("<script"), "{path} made an element: {html}");
+            assert!(html.contains("class=\"hl-"), "{path} is highlighted: {html}");
+            assert!(html.contains("diff-line--added") && html.contains("diff-line--removed"), "{html}");
+            assert!(text_of(&html).contains(&added), "{path} lost the text: {html}");
+        }
+    }
+
     #[test]
     fn a_failed_call_shows_its_error_once() {
         let owner = Owner::new();
