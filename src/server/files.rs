@@ -100,12 +100,6 @@ impl WalkCache {
     }
 }
 
-/// The workspace paths under `root` matching `query`, best first, at most `limit`. A missing or unreadable root has
-/// none; entries that cannot be read are left out.
-pub fn matching_paths(root: &Path, query: &str, limit: usize) -> Vec<FileMatch> {
-    rank(&workspace_paths(root), query, limit)
-}
-
 /// What the walk lists under `root`, at most [`MAX_WALKED`] entries; none when the root is missing or unreadable.
 fn workspace_paths(root: &Path) -> Vec<String> {
     let Ok(root) = root.canonicalize() else { return Vec::new() };
@@ -117,10 +111,10 @@ fn rank(paths: &[String], query: &str, limit: usize) -> Vec<FileMatch> {
     let words: Vec<Vec<char>> = query.split_whitespace().map(|word| word.chars().map(fold).collect()).collect();
     let mut found: Vec<Ranked> = Vec::new();
     for path in paths {
-        if !words.iter().all(|word| is_subsequence(word, &path)) {
+        if !words.iter().all(|word| is_subsequence(word, path)) {
             continue;
         }
-        let Some(matched) = fuzzy_match(query, &path) else { continue };
+        let Some(matched) = fuzzy_match(query, path) else { continue };
         let name_start = path.trim_end_matches('/').rfind('/').map_or(0, |slash| path[..slash + 1].chars().count());
         let in_name = matched.positions.first().is_some_and(|&first| first >= name_start);
         let score = matched.score + if in_name { IN_NAME } else { 0 };
@@ -214,7 +208,14 @@ mod tests {
 
     use std::time::Duration;
 
-    use super::{MAX_FILES, WALK_KEPT_FOR, WALKS_KEPT, WalkCache, is_subsequence, matching_paths};
+    use super::{MAX_FILES, WALK_KEPT_FOR, WALKS_KEPT, WalkCache, is_subsequence, rank, workspace_paths};
+    use crate::protocol::FileMatch;
+
+    /// The workspace paths under `root` matching `query`, best first, at most `limit`, as the route finds them
+    /// with no walk kept.
+    fn matching_paths(root: &Path, query: &str, limit: usize) -> Vec<FileMatch> {
+        rank(&workspace_paths(root), query, limit)
+    }
 
     fn paths(root: &Path, query: &str) -> Vec<String> {
         matching_paths(root, query, MAX_FILES).into_iter().map(|found| found.path).collect()
