@@ -76,8 +76,9 @@ describe('syntax highlighting', () => {
     const answer = answers.nth(1);
     const code = answer.locator('.code code.language-rust');
     await code.locator('.hl-keyword', { hasText: 'fn' }).first().waitFor({ timeout: 30_000 });
-    assert.ok((await code.locator('.hl-string').count()) > 0, 'the string is highlighted');
-    assert.ok((await code.locator('.hl-comment').count()) > 0, 'the comment is highlighted');
+    // Lines are highlighted as each is complete, so the later ones may come a frame after the first: wait for them.
+    await code.locator('.hl-string').first().waitFor({ timeout: 30_000 });
+    await code.locator('.hl-comment').first().waitFor({ timeout: 30_000 });
     assert.equal(
       await code.textContent(),
       ['fn main() {', `    let s = "${XSS}";`, `    // ${BREAKOUT}`, '    println!("{s}");', '}', ''].join('\n'),
@@ -95,7 +96,7 @@ describe('syntax highlighting', () => {
     await added.first().waitFor({ timeout: 60_000 });
     await added.locator('.hl-number', { hasText: '42' }).waitFor({ timeout: 30_000 });
     assert.ok((await edit.locator('.diff-line--removed').count()) > 0, 'the removed line keeps its class');
-    assert.ok((await edit.locator('.diff-line--context .hl-keyword').count()) > 0, 'context lines are highlighted too');
+    await edit.locator('.diff-line--context .hl-keyword').first().waitFor({ timeout: 30_000 }); // context lines too
     assert.equal(await added.locator('.diff-line__text').nth(1).textContent(), `value = 42  # ${XSS}`);
 
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 60_000 });
