@@ -18,7 +18,8 @@ use super::event::{
 use super::mcp::McpServers;
 use super::price::TokenPrice;
 use super::provider::{
-    AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent, ToolSpec,
+    AssistantBlock, CHARS_PER_TOKEN, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent,
+    ToolSpec,
 };
 use super::tools::{
     OptionalTools, Tool, ToolContext, ToolLimits, ToolOutput, Workspace, builtin_tools, optional_tools,
@@ -263,19 +264,10 @@ impl Conversation {
     }
 }
 
-/// About four characters a token: close enough for English and code to decide when to compact.
+/// About four characters a token, and a few for the message's framing: close enough for English and code to decide
+/// when to compact.
 fn estimate_tokens(message: &ModelMessage) -> u64 {
-    let chars = match message {
-        ModelMessage::User { text } | ModelMessage::ToolResult { text, .. } => text.len(),
-        ModelMessage::Assistant { blocks } => blocks
-            .iter()
-            .map(|block| match block {
-                AssistantBlock::Text(text) | AssistantBlock::Thinking(text) => text.len(),
-                AssistantBlock::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
-            })
-            .sum(),
-    };
-    chars as u64 / 4 + 4
+    message.chars() as u64 / CHARS_PER_TOKEN + 4
 }
 
 pub use crate::protocol::{TodoItem, TodoStatus};
@@ -531,14 +523,7 @@ impl Agent {
                 messages: conversation.messages.clone(),
                 tools: self.tool_specs(mode),
             };
-            emit.send(AgentEvent::MessageStart(AgentMessage {
-                role: MessageRole::Assistant,
-                text: String::new(),
-                stop_reason: None,
-                error_message: None,
-                timestamp: None,
-                usage: None,
-            }));
+            emit.send(AgentEvent::MessageStart(AgentMessage::opening_answer()));
             let (outcome, blocks, calls, counted) = self.call_model(&request, control, emit).await;
             let usage = counted.map(|tokens| self.call_usage(tokens));
             let text: String = blocks
@@ -751,14 +736,7 @@ impl Agent {
             will_retry: false,
             error_message: error_message.clone(),
         });
-        emit.send(AgentEvent::MessageStart(AgentMessage {
-            role: MessageRole::Assistant,
-            text: String::new(),
-            stop_reason: None,
-            error_message: None,
-            timestamp: None,
-            usage: None,
-        }));
+        emit.send(AgentEvent::MessageStart(AgentMessage::opening_answer()));
         match outcome {
             Ok(summary) => {
                 let text = format!("Compacted the conversation. The agent goes on from this summary:\n\n{summary}");

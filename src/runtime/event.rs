@@ -134,6 +134,20 @@ pub struct AgentMessage {
     pub usage: Option<CallUsage>,
 }
 
+impl AgentMessage {
+    /// An assistant message as it starts, before its model call has written or counted anything.
+    pub fn opening_answer() -> AgentMessage {
+        AgentMessage {
+            role: MessageRole::Assistant,
+            text: String::new(),
+            stop_reason: None,
+            error_message: None,
+            timestamp: None,
+            usage: None,
+        }
+    }
+}
+
 /// One model call's tokens and cost, and what the runtime knows of the model's context window.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CallUsage {

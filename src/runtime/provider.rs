@@ -17,6 +17,26 @@ pub enum ModelMessage {
     ToolResult { tool_call_id: String, tool_name: String, text: String, is_error: bool },
 }
 
+/// About how many characters of English or code a token stands for: the estimate wherever tokens are not counted
+/// by a model (when to compact; what a scripted call reports).
+pub const CHARS_PER_TOKEN: u64 = 4;
+
+impl ModelMessage {
+    /// The characters of what the model reads of this message: its text, or its blocks' text and tool calls.
+    pub fn chars(&self) -> usize {
+        match self {
+            ModelMessage::User { text } | ModelMessage::ToolResult { text, .. } => text.len(),
+            ModelMessage::Assistant { blocks } => blocks
+                .iter()
+                .map(|block| match block {
+                    AssistantBlock::Text(text) | AssistantBlock::Thinking(text) => text.len(),
+                    AssistantBlock::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
+                })
+                .sum(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantBlock {
     Text(String),

@@ -47,7 +47,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::provider::{
-    AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent,
+    CHARS_PER_TOKEN, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent,
 };
 use crate::protocol::TokenUsage;
 
@@ -197,26 +197,14 @@ impl ScriptedProvider {
     }
 }
 
-/// Roughly how many characters of English or code a model's token stands for: what a script without `usage`
-/// reports, so the demo's usage line and context meter move as a real model's would (a zero input read as a bug).
-const CHARS_PER_TOKEN: u64 = 4;
-
-/// The characters a model would read for `request`: the system prompt, every message and the tools offered.
+/// The characters a model would read for `request`: the system prompt, every message and the tools offered. A script
+/// without `usage` reports a token for every [`CHARS_PER_TOKEN`] of them, so the demo's usage line and context meter
+/// move as a real model's would (a zero input read as a bug).
 fn request_chars(request: &ModelRequest) -> usize {
-    let message_chars = |message: &ModelMessage| match message {
-        ModelMessage::User { text } | ModelMessage::ToolResult { text, .. } => text.len(),
-        ModelMessage::Assistant { blocks } => blocks
-            .iter()
-            .map(|block| match block {
-                AssistantBlock::Text(text) | AssistantBlock::Thinking(text) => text.len(),
-                AssistantBlock::ToolCall { name, arguments, .. } => name.len() + arguments.to_string().len(),
-            })
-            .sum(),
-    };
     let tool_chars =
         |tool: &super::provider::ToolSpec| tool.name.len() + tool.description.len() + tool.parameters.to_string().len();
     request.system.len()
-        + request.messages.iter().map(message_chars).sum::<usize>()
+        + request.messages.iter().map(ModelMessage::chars).sum::<usize>()
         + request.tools.iter().map(tool_chars).sum::<usize>()
 }
 
@@ -336,7 +324,7 @@ impl Provider for ScriptedProvider {
 
 #[cfg(test)]
 mod tests {
-    use super::super::provider::ToolSpec;
+    use super::super::provider::{AssistantBlock, ToolSpec};
     use super::*;
 
     #[test]
