@@ -139,7 +139,6 @@ fn SessionItem(
     let updated_at = session.updated_at;
     let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
     // Back to showing the row, with the focus on the button that left it when the keyboard ended it.
-    let shown_title = title.clone();
     let show_again = move |started_by: Option<ItemMode>, title: String| {
         refocus.set_value(started_by.map(|started_by| Refocus::Button {
             session_id: id.get_value(),
@@ -148,7 +147,7 @@ fn SessionItem(
         }));
         item_mode.set(ItemMode::Show);
     };
-    let row_title = StoredValue::new(title.clone());
+    let row_title = StoredValue::new(title);
     let save = move |started_by: Option<ItemMode>| {
         let title = draft.with_untracked(|t| t.trim().to_owned());
         if title.is_empty() {
@@ -209,7 +208,7 @@ fn SessionItem(
                         href=format!("/s/{}", id.get_value())
                         aria-current=move || is_current().then_some("page")
                     >
-                        <span class="sidebar__title">{shown_title.clone()}</span>
+                        <span class="sidebar__title">{row_title.get_value()}</span>
                         <span class="sidebar__meta">
                             <span class=format!("badge badge--{}", status.as_str())>{status_label(status)}</span>
                             <time class="sidebar__time">
@@ -222,7 +221,7 @@ fn SessionItem(
                         <button
                             class="button button--small"
                             type="button"
-                            aria-label=format!("Rename {}", shown_title)
+                            aria-label=format!("Rename {}", row_title.get_value())
                             on:click=move |_| item_mode.set(ItemMode::Rename)
                             node_ref=rename_button
                         >
@@ -231,7 +230,7 @@ fn SessionItem(
                         <button
                             class="button button--small"
                             type="button"
-                            aria-label=format!("Delete {}", shown_title)
+                            aria-label=format!("Delete {}", row_title.get_value())
                             on:click=move |_| item_mode.set(ItemMode::ConfirmDelete)
                             node_ref=delete_button
                         >
@@ -241,7 +240,7 @@ fn SessionItem(
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=md", id.get_value())
                             download
-                            aria-label=format!("Export {} as Markdown", shown_title)
+                            aria-label=format!("Export {} as Markdown", row_title.get_value())
                         >
                             "MD"
                         </a>
@@ -249,7 +248,7 @@ fn SessionItem(
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=json", id.get_value())
                             download
-                            aria-label=format!("Export {} as JSON", shown_title)
+                            aria-label=format!("Export {} as JSON", row_title.get_value())
                         >
                             "JSON"
                         </a>
