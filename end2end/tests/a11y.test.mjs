@@ -1,22 +1,9 @@
-// Accessibility in Chromium against the release binary: axe-core (npm) over the empty state, a question card, the
-// quick switcher, a finished demo run (in both themes) and its Changes view; any violation above minor fails the
-// test. axe
-// is injected with `page.evaluate`, which the page's CSP (no inline scripts) does not govern.
+// Accessibility in Chromium against the release binary: axe-core (npm, `axeViolations` in support.mjs) over the
+// empty state, a question card, the quick switcher, a finished demo run (in both themes) and its Changes view; any
+// violation above minor fails the test.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import { openChat, sendPrompt, serverForSuite } from './support.mjs';
-
-const AXE = await fs.readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-async function violations(page) {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations
-    .filter((v) => v.impact !== 'minor')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
-}
+import { axeViolations as violations, openChat, sendPrompt, serverForSuite } from './support.mjs';
 
 describe('chatwire accessibility', () => {
   const suite = serverForSuite({ args: ['--approve', 'never'] });

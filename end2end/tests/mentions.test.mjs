@@ -5,11 +5,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { makeTempDir, openChat, removeDir, startServer } from './support.mjs';
-
-const AXE = await fs.readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+import { axeViolations as violations, makeTempDir, openChat, removeDir, startServer } from './support.mjs';
 
 // Slow enough that a run is still going while the test presses Esc in the composer.
 const SCRIPT = { delayMs: 40, chunkChars: 3, turns: [{ text: 'Looked at it: '.repeat(30) + 'done.' }] };
@@ -22,14 +19,6 @@ const optionTexts = (page) => page.locator(options).allInnerTexts();
 
 /** Waits until the page has drawn what the last key changed. */
 const settled = (page) => page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
-
-async function violations(page) {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations
-    .filter((v) => v.impact !== 'minor')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
-}
 
 describe('@ mentions and slash commands', () => {
   let server;

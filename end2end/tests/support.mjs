@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { constants as fsConstants } from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
@@ -391,4 +392,19 @@ export async function startSearchBackend(results, { failingQuery } = {}) {
     queries,
     close: () => new Promise((resolve) => server.close(resolve)),
   };
+}
+
+let axeSource;
+
+/**
+ * Runs axe-core (npm) over the whole page and resolves to its violations above minor, one line each with a few of
+ * the offending elements. axe goes in through `page.evaluate`, which the page's CSP does not govern.
+ */
+export async function axeViolations(page) {
+  axeSource ??= await fs.readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations
+    .filter((v) => v.impact !== 'minor')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
 }
