@@ -37,6 +37,12 @@ pub fn message_markdown(message: &ChatMessage) -> String {
                 Some(title) => format!("> **{title}:** {}", error.message),
                 None => format!("> **Error:** {}", error.message),
             }),
+            ChatMessagePart::File(file) => blocks.push(format!(
+                "*Attached: {} ({}, {})*",
+                file.name,
+                file.media_type,
+                crate::protocol::byte_size(file.size)
+            )),
             ChatMessagePart::Tool(tool) => blocks.push(tool_markdown(tool)),
         }
     }

@@ -75,6 +75,7 @@ pub async fn instance(store: Arc<dyn Store>, provider: StampingProvider, data: &
         lease_ttl: Duration::from_secs(15),
         // Off: these benches time streaming, and a checkpoint is taken before a run's first frame is streamed.
         checkpoint_file_limit: 0,
+        attachments: chatwire::protocol::AttachmentLimits::default(),
     };
     let runtime = Arc::new(AgentRuntime::new(models.clone()));
     let chat = Chat::open(store, runtime, models, config).await.unwrap();

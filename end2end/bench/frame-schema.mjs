@@ -35,6 +35,7 @@ const part = z.union([
     z.object({ type: z.literal('text'), text }),
     z.object({ type: z.literal('thinking'), text }),
     z.object({ type: z.literal('error'), title: text.optional(), message: text }),
+    z.object({ type: z.literal('file'), id: text, name: text, mediaType: text, size: count }),
   ]),
   toolPart,
 ]);

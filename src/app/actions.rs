@@ -4,11 +4,11 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::components::{Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, Theme};
+use crate::components::{Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, Theme, Upload};
 use crate::draft::ExportFormat;
 use crate::protocol::{
-    AgentMode, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo, ModelsResponse, RestoreResponse, SearchHit,
-    SessionSummary,
+    AgentMode, AttachmentLimits, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo, ModelsResponse, RestoreResponse,
+    SearchHit, SessionSummary,
 };
 
 /// The page's connection to the run of the session on screen.
@@ -61,6 +61,8 @@ pub struct PageState {
     pub search_hits: RwSignal<Option<Vec<SearchHit>>>,
     /// Why this server cannot edit or regenerate messages (`GET /api/models`), if it cannot.
     pub rerun_unavailable: RwSignal<Option<String>>,
+    /// What a message may attach on this server (`GET /api/models`).
+    pub attachment_limits: RwSignal<AttachmentLimits>,
 }
 
 impl PageState {
@@ -84,6 +86,7 @@ impl PageState {
             unseen: RwSignal::new(0),
             search_hits: RwSignal::new(None),
             rerun_unavailable: RwSignal::new(None),
+            attachment_limits: RwSignal::new(AttachmentLimits::default()),
         }
     }
 
@@ -157,6 +160,8 @@ pub struct PageRequests {
     pub find_files: Callback<(String, FileReply)>,
     /// Downloads the session on screen (`GET /api/sessions/{id}/export`), as the sidebar's MD and JSON links do.
     pub export: Callback<ExportFormat>,
+    /// Uploads a file attached in the composer (`POST /api/attachments`) and hands the outcome to the reply.
+    pub upload: Upload,
 }
 
 /// What a fork's files are, for the notice line of the new session.
@@ -302,9 +307,14 @@ mod tests {
             provider: "scripted".into(),
             model: "demo".into(),
             context_window: 1000,
+            images: true,
         };
-        let models =
-            ModelsResponse { default: "a".into(), models: vec![model("a"), model("b")], rerun_unavailable: None };
+        let models = ModelsResponse {
+            default: "a".into(),
+            models: vec![model("a"), model("b")],
+            rerun_unavailable: None,
+            attachment_limits: Default::default(),
+        };
         assert_eq!(preselected_model(&models, None), "a");
         assert_eq!(preselected_model(&models, Some("b")), "b");
         assert_eq!(preselected_model(&models, Some("gone")), "a", "a model no longer configured");

@@ -18,7 +18,7 @@ use crate::components::{
     ActivityLine, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand, PaletteChoice, QueueChips,
     QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
 };
-use crate::protocol::{AgentMode, Rerun, RerunKind, StreamingBehavior};
+use crate::protocol::{AgentMode, AttachmentRef, Rerun, RerunKind, StreamingBehavior};
 
 /// The server's requests: it renders the page and never runs a handler, so there is nothing for them to do.
 #[cfg(not(feature = "hydrate"))]
@@ -45,6 +45,7 @@ fn connect(_state: PageState) -> PageRequests {
         load_changes: Callback::new(|_| {}),
         find_files: Callback::new(|_| {}),
         export: Callback::new(|_| {}),
+        upload: Callback::new(|_| {}),
     }
 }
 
@@ -163,6 +164,7 @@ fn ChatPage() -> impl IntoView {
             behavior: StreamingBehavior::Steer,
             rerun: None,
             command: None,
+            attachments: Vec::new(),
         })
     });
     let running = Signal::derive(move || state.chat.with(ChatSnapshot::is_running));
@@ -244,6 +246,8 @@ fn ChatPage() -> impl IntoView {
                     on_command
                     find_files=requests.find_files
                     note
+                    upload=requests.upload
+                    limits=state.attachment_limits
                 />
             </main>
         </div>
@@ -271,6 +275,20 @@ fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>)
             behavior: StreamingBehavior::Steer,
             rerun: Some(Rerun { kind, message_id: message_id.clone() }),
             command: None,
+            // An edit keeps the message's files; a regeneration answers the message as it was, files and all.
+            attachments: match kind {
+                RerunKind::Edit => state.chat.with_untracked(|chat| {
+                    chat.any_message(&message_id)
+                        .map(|message| {
+                            message
+                                .files()
+                                .map(|file| AttachmentRef { id: file.id.clone(), name: file.name.clone() })
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                }),
+                RerunKind::Regenerate => Vec::new(),
+            },
         };
         if restore_before {
             requests.restore_then_send.run((message_id, outgoing));

@@ -284,7 +284,10 @@ impl ChatSnapshot {
         let &(message, part) = self.tool_index.get(tool_call_id)?;
         match &self.messages[message].parts[part] {
             ChatMessagePart::Tool(tool) => Some(tool),
-            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
+            ChatMessagePart::Text(_)
+            | ChatMessagePart::Thinking(_)
+            | ChatMessagePart::Error(_)
+            | ChatMessagePart::File(_) => None,
         }
     }
 
@@ -292,7 +295,10 @@ impl ChatSnapshot {
         let &(message, part) = self.tool_index.get(tool_call_id)?;
         match &mut self.messages[message].parts[part] {
             ChatMessagePart::Tool(tool) => Some(tool),
-            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
+            ChatMessagePart::Text(_)
+            | ChatMessagePart::Thinking(_)
+            | ChatMessagePart::Error(_)
+            | ChatMessagePart::File(_) => None,
         }
     }
 

@@ -410,7 +410,7 @@ pub async fn send(page: Page, outgoing: Outgoing) {
         plan_action: outgoing.plan_action,
         model: state.model.get_untracked(),
         streaming_behavior: joins_run.then_some(outgoing.behavior),
-        attachments: None,
+        attachments: (!outgoing.attachments.is_empty()).then_some(outgoing.attachments),
         rerun: outgoing.rerun,
         command: outgoing.command,
     };

@@ -130,6 +130,15 @@ pub async fn files(query: &str, session: Option<&str>) -> Result<FilesResponse, 
     json::<FilesResponse>(&checked(Request::get(&url).send().await?).await?).await
 }
 
+/// Uploads an attached file as it is (`POST /api/attachments`): the server keeps it and says how to name it.
+pub async fn upload_attachment(file: &web_sys::File) -> Result<FilePart, ClientError> {
+    let encode = |text: &str| String::from(js_sys::encode_uri_component(text));
+    let url = format!("/api/attachments?name={}&type={}", encode(&file.name()), encode(&file.type_()));
+    let request =
+        Request::post(&url).header("Content-Type", "application/octet-stream").body(JsValue::from(file.clone()))?;
+    json::<FilePart>(&checked(request.send().await?).await?).await
+}
+
 pub async fn show_branch(session_id: &str, message_id: &str) -> Result<BranchFrame, ClientError> {
     let body = ShowBranchRequest { message_id: message_id.to_owned() };
     let request = Request::post(&format!("/api/sessions/{session_id}/branch")).json(&body)?;

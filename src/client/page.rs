@@ -115,6 +115,15 @@ pub fn connect(state: PageState) -> PageRequests {
                 reply.run((query, answer.map(|found| found.files).map_err(|error| error.to_string())));
             })
         }),
+        upload: Callback::new(move |(file, reply): (web_sys::File, crate::components::UploadReply)| {
+            leptos::task::spawn_local(async move {
+                let outcome = api::upload_attachment(&file).await.map_err(|error| match error {
+                    ClientError::Status { message, .. } => message,
+                    other => format!("{} could not be uploaded: {other}", file.name()),
+                });
+                reply.run(outcome);
+            })
+        }),
         export: Callback::new(move |format: crate::draft::ExportFormat| {
             if let Some(session_id) = state.session_id.get_untracked() {
                 download(&format!("/api/sessions/{session_id}/export?format={}", format.as_str()));
@@ -210,6 +219,7 @@ async fn load_models(state: PageState) {
         Ok(models) => {
             state.model.set(Some(preselected_model(&models, api::remembered_model().as_deref())));
             state.rerun_unavailable.set(models.rerun_unavailable);
+            state.attachment_limits.set(models.attachment_limits);
             state.models.set(models.models);
         }
         Err(error) if reach::lost(state, &error) => {}

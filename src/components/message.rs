@@ -12,7 +12,7 @@ use super::tool::ToolRow;
 use super::tool::{MessageParts, top_level};
 use super::usage::UsageLine;
 use crate::highlight::{CodeCaches, has_code_block};
-use crate::protocol::{ErrorPart, Role};
+use crate::protocol::{ErrorPart, FilePart, Role, byte_size};
 
 /// What a message's Edit, Regenerate and version arrows do; the page provides it.
 #[derive(Clone, Copy)]
@@ -103,9 +103,11 @@ fn typed_text(parts: &ArcRwSignal<Vec<PartRow>>) -> String {
             .iter()
             .filter_map(|part| match &part.content {
                 PartSignals::Plain(text) => Some(text.get_untracked()),
-                PartSignals::Text(_) | PartSignals::Thinking { .. } | PartSignals::Error(_) | PartSignals::Tool(_) => {
-                    None
-                }
+                PartSignals::Text(_)
+                | PartSignals::Thinking { .. }
+                | PartSignals::Error(_)
+                | PartSignals::File(_)
+                | PartSignals::Tool(_) => None,
             })
             .collect();
         texts.join("\n\n")
@@ -407,8 +409,64 @@ pub(super) fn PartView(part: PartRow) -> impl IntoView {
         }
         .into_row_view(),
         PartSignals::Error(error) => view! { <ErrorRow error/> }.into_row_view(),
+        PartSignals::File(file) => view! { <AttachedFileView file/> }.into_row_view(),
         PartSignals::Tool(tool) => view! { <ToolRow tool/> }.into_row_view(),
     }
+}
+
+/// A file the user attached: an image as a thumbnail that opens full size in a modal dialog (Esc or the button
+/// closes it, and the focus goes back to the thumbnail), a text file as a chip that opens it.
+#[component]
+fn AttachedFileView(file: FilePart) -> impl IntoView {
+    let url = file.url();
+    let size = byte_size(file.size);
+    if !file.is_image() {
+        return view! {
+            <a class="attachment attachment--file" href=url target="_blank" rel="noopener" download=file.name.clone()
+                data-testid="attachment-file">
+                <span class="attachment__name">{file.name.clone()}</span>
+                <span class="attachment__size">{size}</span>
+            </a>
+        }
+        .into_any();
+    }
+    let dialog = NodeRef::<leptos::html::Dialog>::new();
+    let name = file.name.clone();
+    let (title, label) = (format!("{name} · {size}"), format!("Enlarge {name}"));
+    let (thumb_alt, dialog_label) = (name.clone(), name.clone());
+    view! {
+        <span class="attachment attachment--image">
+            <button type="button" class="attachment__thumb" title=title aria-label=label
+                data-testid="attachment-image"
+                on:click=move |_| {
+                    if let Some(dialog) = dialog.get_untracked() {
+                        let _ = dialog.show_modal();
+                    }
+                }>
+                <img src=url.clone() alt=thumb_alt loading="lazy"/>
+            </button>
+            <dialog class="lightbox" node_ref=dialog aria-label=dialog_label data-testid="lightbox"
+                on:click=move |event| {
+                    // A click on the backdrop (the dialog itself, not the image) closes it, as people expect.
+                    let Some(shown) = dialog.get_untracked() else { return };
+                    let shown_value: leptos::wasm_bindgen::JsValue = shown.clone().into();
+                    if event.target().is_some_and(|target| leptos::wasm_bindgen::JsValue::from(target) == shown_value) {
+                        shown.close();
+                    }
+                }>
+                <img class="lightbox__image" src=url alt=name/>
+                <button class="button lightbox__close" type="button"
+                    on:click=move |_| {
+                        if let Some(dialog) = dialog.get_untracked() {
+                            dialog.close();
+                        }
+                    }>
+                    "Close"
+                </button>
+            </dialog>
+        </span>
+    }
+    .into_any()
 }
 
 /// Finished blocks per group. The browser's work per streamed update (laying out the open tail's ancestors, checking

@@ -20,7 +20,7 @@ mod usage;
 
 pub use activity::ActivityLine;
 pub use changes::ChangesLoad;
-pub use composer::{Composer, FileReply, Outgoing, PageCommand};
+pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
 pub use message::MessageActions;
 pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};
 pub use queue::QueueChips;

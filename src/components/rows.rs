@@ -11,7 +11,9 @@ use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
 use crate::markdown::{MarkdownStream, escape_html};
-use crate::protocol::{ChatMessage, ChatMessagePart, ChatToolPart, ErrorPart, MessageUsage, Role, RunChanges};
+use crate::protocol::{
+    ChatMessage, ChatMessagePart, ChatToolPart, ErrorPart, FilePart, MessageUsage, Role, RunChanges,
+};
 
 /// Brings a text part's markdown to the text so far: [`MarkdownStream::sync`], which in the browser comes from a WASM
 /// chunk of its own (`markdown_chunk`).
@@ -42,6 +44,7 @@ pub enum PartKey {
     Text(usize),
     Thinking(usize),
     Error(usize),
+    File(usize),
     Tool(String),
 }
 
@@ -51,6 +54,7 @@ impl PartKey {
             ChatMessagePart::Text(_) => PartKey::Text(index),
             ChatMessagePart::Thinking(_) => PartKey::Thinking(index),
             ChatMessagePart::Error(_) => PartKey::Error(index),
+            ChatMessagePart::File(_) => PartKey::File(index),
             ChatMessagePart::Tool(tool) => PartKey::Tool(tool.tool_call_id.clone()),
         }
     }
@@ -110,6 +114,8 @@ pub enum PartSignals {
         open: ArcRwSignal<bool>,
     },
     Error(ArcRwSignal<ErrorPart>),
+    /// An attached file: it never changes once logged.
+    File(FilePart),
     Tool(ArcRwSignal<ChatToolPart>),
 }
 
@@ -276,6 +282,7 @@ fn new_part(key: PartKey, part: &ChatMessagePart, role: Role) -> PartState {
             None,
         ),
         ChatMessagePart::Error(error) => (PartSignals::Error(ArcRwSignal::new(error.clone())), None),
+        ChatMessagePart::File(file) => (PartSignals::File(file.clone()), None),
         ChatMessagePart::Tool(tool) => (PartSignals::Tool(ArcRwSignal::new((**tool).clone())), None),
     };
     PartState { row: PartRow { key, content }, markdown, blocks_made: 0, new: true }
@@ -337,15 +344,18 @@ fn update_part(state: &mut PartState, part: &ChatMessagePart, open: bool, parser
         (PartSignals::Error(signal), ChatMessagePart::Error(error)) => set_if_changed(signal, error),
         (PartSignals::Tool(signal), ChatMessagePart::Tool(tool)) => set_if_changed(signal, &**tool),
         // Keys carry the kind, so a part never meets signals of another kind; should it, nothing is shown wrong.
+        // A file never changes.
         (
             PartSignals::Text(_)
             | PartSignals::Plain(_)
             | PartSignals::Thinking { .. }
             | PartSignals::Error(_)
+            | PartSignals::File(_)
             | PartSignals::Tool(_),
             ChatMessagePart::Text(_)
             | ChatMessagePart::Thinking(_)
             | ChatMessagePart::Error(_)
+            | ChatMessagePart::File(_)
             | ChatMessagePart::Tool(_),
         ) => false,
     }

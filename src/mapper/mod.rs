@@ -678,7 +678,7 @@ impl EventMapper {
         let renderable = message.parts.iter().any(|part| match part {
             ChatMessagePart::Text(text) => !text.text.trim().is_empty(),
             ChatMessagePart::Tool(_) => true,
-            ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => false,
+            ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::File(_) => false,
         });
         let terminal = if renderable {
             let mut message = message;

@@ -166,6 +166,14 @@ fn chat_message(out: &mut Vec<u8>, message: &ChatMessage) {
                 key_str(out, b",\"message\":", &error.message);
                 out.push(b'}');
             }
+            ChatMessagePart::File(file) => {
+                key_str(out, b"{\"type\":\"file\",\"id\":", &file.id);
+                key_str(out, b",\"name\":", &file.name);
+                key_str(out, b",\"mediaType\":", &file.media_type);
+                out.extend_from_slice(b",\"size\":");
+                number(out, file.size);
+                out.push(b'}');
+            }
             ChatMessagePart::Tool(tool) => tool_part(out, tool),
         }
     }

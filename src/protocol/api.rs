@@ -26,7 +26,7 @@ pub struct ChatRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming_behavior: Option<StreamingBehavior>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub attachments: Option<Vec<Attachment>>,
+    pub attachments: Option<Vec<AttachmentRef>>,
     /// Runs on a new branch instead of after the shown one: an edited user message, or a new answer to one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun: Option<Rerun>,
@@ -87,13 +87,13 @@ pub enum StreamingBehavior {
     FollowUp,
 }
 
-/// A file sent along with a message; `data` is base64.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A file sent along with a message: one `POST /api/attachments` kept, by the `id` it answered with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Attachment {
+pub struct AttachmentRef {
+    pub id: String,
+    /// The name the message shows; the upload's, unless the user renamed it since.
     pub name: String,
-    pub media_type: String,
-    pub data: String,
 }
 
 /// `POST /api/chat/abort`.
@@ -371,6 +371,65 @@ pub struct ModelsResponse {
     /// shows Edit and Regenerate disabled with this reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_unavailable: Option<String>,
+    /// How much a message may carry, so the composer can refuse a file before uploading it.
+    #[serde(default)]
+    pub attachment_limits: AttachmentLimits,
+}
+
+/// The size limits of `POST /api/attachments` and of one message's attachments, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentLimits {
+    pub per_file: u64,
+    pub per_message: u64,
+    pub files_per_message: u32,
+}
+
+impl Default for AttachmentLimits {
+    /// What a server allows unless told otherwise: photos from a phone, a few source files.
+    fn default() -> AttachmentLimits {
+        AttachmentLimits { per_file: 5 << 20, per_message: 20 << 20, files_per_message: 10 }
+    }
+}
+
+impl AttachmentLimits {
+    /// Why a file of `size` bytes cannot be attached, if it cannot: the same words on the page and the server.
+    pub fn file_refused(&self, name: &str, size: u64) -> Option<String> {
+        match size {
+            0 => Some(format!("{name} is empty")),
+            size if size > self.per_file => {
+                Some(format!("{name} is {}; a file may be at most {}", byte_size(size), byte_size(self.per_file)))
+            }
+            _ => None,
+        }
+    }
+
+    /// Why a message cannot carry these files, if it cannot: too many, or too much together.
+    pub fn message_refused(&self, count: usize, total: u64) -> Option<String> {
+        if count > self.files_per_message as usize {
+            return Some(format!("a message may carry at most {} files; this one has {count}", self.files_per_message));
+        }
+        (total > self.per_message).then(|| {
+            format!(
+                "a message's attachments may come to at most {}; these come to {}",
+                byte_size(self.per_message),
+                byte_size(total)
+            )
+        })
+    }
+}
+
+/// A size as people read it: `512 B`, `14.2 KiB`, `5 MiB`.
+pub fn byte_size(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let value = bytes as f64;
+    let (amount, unit) = match bytes {
+        0..1024 => return format!("{bytes} B"),
+        1024..1_048_576 => (value / KIB, "KiB"),
+        _ => (value / (KIB * KIB), "MiB"),
+    };
+    let text = format!("{amount:.1}");
+    format!("{} {unit}", text.strip_suffix(".0").unwrap_or(&text))
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -383,6 +442,8 @@ pub struct ModelInfo {
     /// The id the provider knows the model by.
     pub model: String,
     pub context_window: u64,
+    /// The model reads images; a message with images sent to one that does not ends in an error.
+    pub images: bool,
 }
 
 /// `GET /api/files?q=…&session=…`: the workspace's files and directories that match a typed `@` mention, best

@@ -42,10 +42,24 @@ impl ChatMessage {
             .iter()
             .filter_map(|part| match part {
                 ChatMessagePart::Text(text) => Some(text.text.as_str()),
-                ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+                ChatMessagePart::Thinking(_)
+                | ChatMessagePart::Error(_)
+                | ChatMessagePart::File(_)
+                | ChatMessagePart::Tool(_) => None,
             })
             .collect();
         texts.join("\n\n")
+    }
+
+    /// The files the user attached to this message, in the order they were added.
+    pub fn files(&self) -> impl Iterator<Item = &FilePart> {
+        self.parts.iter().filter_map(|part| match part {
+            ChatMessagePart::File(file) => Some(file),
+            ChatMessagePart::Text(_)
+            | ChatMessagePart::Thinking(_)
+            | ChatMessagePart::Error(_)
+            | ChatMessagePart::Tool(_) => None,
+        })
     }
 }
 
@@ -59,7 +73,7 @@ impl Role {
 }
 
 /// A part of a message, discriminated by `type`: `text`, `thinking`, `error`,
-/// or `tool-<Name>` for a tool call.
+/// `file` (an attachment of a user message), or `tool-<Name>` for a tool call.
 ///
 /// The tool variant's tag is open (`tool-` followed by any tool name), which a
 /// derived internally tagged enum cannot express, hence the hand-written serde.
@@ -68,6 +82,7 @@ pub enum ChatMessagePart {
     Text(TextPart),
     Thinking(ThinkingPart),
     Error(ErrorPart),
+    File(FilePart),
     /// Boxed: a tool part is several times the size of the other parts, which are the common case.
     Tool(Box<ChatToolPart>),
 }
@@ -87,6 +102,7 @@ impl ChatMessagePart {
             ChatMessagePart::Text(_) => "text".into(),
             ChatMessagePart::Thinking(_) => "thinking".into(),
             ChatMessagePart::Error(_) => "error".into(),
+            ChatMessagePart::File(_) => "file".into(),
             ChatMessagePart::Tool(tool) => tool.part_type().into(),
         }
     }
@@ -98,7 +114,10 @@ impl ChatMessagePart {
     pub fn as_tool(&self) -> Option<&ChatToolPart> {
         match self {
             ChatMessagePart::Tool(tool) => Some(tool),
-            ChatMessagePart::Text(_) | ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) => None,
+            ChatMessagePart::Text(_)
+            | ChatMessagePart::Thinking(_)
+            | ChatMessagePart::Error(_)
+            | ChatMessagePart::File(_) => None,
         }
     }
 }
@@ -118,6 +137,32 @@ pub struct ErrorPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub message: String,
+}
+
+/// A file the user attached: its bytes are kept by the server under `id`, the SHA-256 of the bytes in hex, and
+/// served at `/api/attachments/{id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FilePart {
+    pub id: String,
+    /// The file's name as the user's machine called it.
+    pub name: String,
+    /// What the server found the bytes to be: `image/png`, `image/jpeg`, `image/gif`, `image/webp` or
+    /// `text/plain`.
+    pub media_type: String,
+    /// In bytes.
+    pub size: u64,
+}
+
+impl FilePart {
+    pub fn is_image(&self) -> bool {
+        self.media_type.starts_with("image/")
+    }
+
+    /// Where the page fetches the bytes.
+    pub fn url(&self) -> String {
+        format!("/api/attachments/{}", self.id)
+    }
 }
 
 /// Where a tool call is in its lifecycle.
@@ -441,9 +486,11 @@ impl PartFields {
                 };
                 Ok(ChatMessagePart::Error(ErrorPart { title, message }))
             }
+            "file" => self.into_file_part().map(ChatMessagePart::File),
             tool if tool.starts_with(TOOL_PART_PREFIX) => self.into_tool_part(tool).map(ChatMessagePart::tool),
             unknown => Err(format!(
-                "field `type`: unknown part type `{unknown}`, expected `text`, `thinking`, `error` or `tool-<Name>`"
+                "field `type`: unknown part type `{unknown}`, expected `text`, `thinking`, `error`, `file` or \
+                 `tool-<Name>`"
             )),
         }
     }
@@ -456,6 +503,21 @@ impl PartFields {
             Some(value) => String::deserialize(value).map_err(|e| format!("{part_type} part: {e}")),
             None => Err(format!("{part_type} part: missing field `{key}`")),
         }
+    }
+
+    /// A file part's fields are none a tool part has, so they all wait in `extra`.
+    fn into_file_part(mut self) -> Result<FilePart, String> {
+        let mut string = |key: &str| match self.extra.remove(key) {
+            Some(Value::String(text)) => Ok(text),
+            Some(other) => Err(format!("file part: field `{key}`: expected a string, found {other}")),
+            None => Err(format!("file part: missing field `{key}`")),
+        };
+        let (id, name, media_type) = (string("id")?, string("name")?, string("mediaType")?);
+        let size = match self.extra.remove("size") {
+            Some(value) => u64::deserialize(value).map_err(|e| format!("file part: field `size`: {e}"))?,
+            None => return Err("file part: missing field `size`".into()),
+        };
+        Ok(FilePart { id, name, media_type, size })
     }
 
     fn into_tool_part(self, part_type: &str) -> Result<ChatToolPart, String> {
@@ -515,11 +577,13 @@ impl Serialize for ChatMessagePart {
             Text(&'a TextPart),
             Thinking(&'a ThinkingPart),
             Error(&'a ErrorPart),
+            File(&'a FilePart),
         }
         match self {
             ChatMessagePart::Text(part) => Tagged::Text(part).serialize(serializer),
             ChatMessagePart::Thinking(part) => Tagged::Thinking(part).serialize(serializer),
             ChatMessagePart::Error(part) => Tagged::Error(part).serialize(serializer),
+            ChatMessagePart::File(part) => Tagged::File(part).serialize(serializer),
             ChatMessagePart::Tool(part) => part.serialize(serializer),
         }
     }

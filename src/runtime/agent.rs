@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::attached::{Prompt, user_message, without_images};
 use super::event::{
     AgentEvent, AgentMessage, AssistantMessageEvent, CallUsage, MessageRole, StopReason, ToolCall, ToolCallHeader,
     ToolResult,
@@ -99,6 +100,8 @@ pub struct AgentConfig {
     pub optional_tools: OptionalTools,
     /// What the model's tokens cost; `None`: unknown, and no cost is shown.
     pub price: Option<TokenPrice>,
+    /// The model reads images; a model that does not gets a note naming them instead.
+    pub takes_images: bool,
 }
 
 /// Which tool calls wait for the user's approval (`--approve`).
@@ -173,6 +176,7 @@ impl Default for AgentConfig {
             approval: ApprovalPolicy::Never,
             optional_tools: OptionalTools::default(),
             price: None,
+            takes_images: true,
         }
     }
 }
@@ -380,6 +384,10 @@ impl Agent {
         self.tools.iter().find(|tool| tool.name() == name).cloned().or_else(|| self.mcp.as_ref()?.tool(name))
     }
 
+    pub fn takes_images(&self) -> bool {
+        self.config.takes_images
+    }
+
     pub fn config(&self) -> &AgentConfig {
         &self.config
     }
@@ -462,17 +470,17 @@ impl Agent {
         &self,
         conversation: &mut Conversation,
         workspace: &Workspace,
-        prompt: String,
+        prompt: Prompt,
         options: &RunOptions,
         control: &RunControl,
         events: &mpsc::UnboundedSender<AgentEvent>,
     ) {
         let emit = Emitter { events };
         let mode = options.effective_mode();
-        let (shown, for_model) = model_prompt(conversation, prompt, options.plan_action);
+        let (shown, for_model) = model_prompt(conversation, prompt.text, options.plan_action);
         emit.send(AgentEvent::AgentStart);
         emit.send(AgentEvent::TurnStart);
-        conversation.messages.push(ModelMessage::User { text: for_model });
+        conversation.messages.push(user_message(&for_model, &prompt.files));
         emit.message(MessageRole::User, shown, None, None);
         if self.turns(conversation, workspace, mode, control, &emit).await == AgentState::Active {
             emit.send(AgentEvent::AgentEnd);
@@ -518,11 +526,11 @@ impl Agent {
                 }
                 threshold_compaction_failed = true;
             }
-            let request = ModelRequest {
-                system: system.clone(),
-                messages: conversation.messages.clone(),
-                tools: self.tool_specs(mode),
+            let messages = match self.config.takes_images {
+                true => conversation.messages.clone(),
+                false => without_images(&conversation.messages),
             };
+            let request = ModelRequest { system: system.clone(), messages, tools: self.tool_specs(mode) };
             emit.send(AgentEvent::MessageStart(AgentMessage::opening_answer()));
             let (outcome, blocks, calls, counted) = self.call_model(&request, control, emit).await;
             let usage = counted.map(|tokens| self.call_usage(tokens));
@@ -664,7 +672,7 @@ impl Agent {
             };
             emit.send(queue_event(&control.queues.lock().expect("the queue lock is never poisoned")));
             emit.send(AgentEvent::TurnStart);
-            conversation.messages.push(ModelMessage::User { text: next.clone() });
+            conversation.messages.push(ModelMessage::user(next.clone()));
             emit.message(MessageRole::User, next, None, None);
         }
     }
@@ -776,7 +784,7 @@ impl Agent {
         };
         let request = ModelRequest {
             system,
-            messages: vec![ModelMessage::User { text: transcript(&conversation.messages[..cut], budget) }],
+            messages: vec![ModelMessage::user(transcript(&conversation.messages[..cut], budget))],
             tools: Vec::new(),
         };
         let mut summary = String::new();
@@ -793,9 +801,9 @@ impl Agent {
         let mut kept = conversation.messages.split_off(cut);
         match kept.first_mut() {
             // Two user messages in a row would be merged by some APIs and refused by others.
-            Some(ModelMessage::User { text }) => *text = format!("{note}\n\n---\n\n{text}"),
+            Some(ModelMessage::User { text, .. }) => *text = format!("{note}\n\n---\n\n{text}"),
             Some(ModelMessage::Assistant { .. } | ModelMessage::ToolResult { .. }) | None => {
-                kept.insert(0, ModelMessage::User { text: note })
+                kept.insert(0, ModelMessage::user(note))
             }
         }
         conversation.messages = kept;
@@ -1077,7 +1085,7 @@ impl Agent {
             AgentMode::Plan => format!("{SUBAGENT_PROMPT}\n\n{PLAN_MODE_PROMPT}"),
         };
         let tools = self.subagent_specs(mode);
-        let mut messages = vec![ModelMessage::User { text: prompt.to_owned() }];
+        let mut messages = vec![ModelMessage::user(prompt.to_owned())];
         // The sub-agent's text and thinking are its own: they go nowhere but into its report.
         let (unheard, _) = mpsc::unbounded_channel();
         let quiet = Emitter { events: &unheard };
@@ -1172,7 +1180,7 @@ fn transcript(messages: &[ModelMessage], max_chars: usize) -> String {
     let mut lines: Vec<String> = Vec::new();
     for message in messages {
         match message {
-            ModelMessage::User { text } => lines.push(format!("User: {text}")),
+            ModelMessage::User { text, .. } => lines.push(format!("User: {text}")),
             ModelMessage::Assistant { blocks } => {
                 for block in blocks {
                     match block {
@@ -1320,7 +1328,7 @@ mod tests {
     fn the_plan_is_the_last_todo_write_that_succeeded() {
         let mut conversation = Conversation::default();
         assert_eq!(conversation.plan(), None);
-        conversation.messages.push(ModelMessage::User { text: "plan".into() });
+        conversation.messages.push(ModelMessage::user("plan"));
         conversation.messages.extend([todo_call("a", &["pending", "pending"]), result("a", false)]);
         conversation.messages.extend([todo_call("b", &["completed"]), result("b", true)]);
         let plan = conversation.plan().unwrap();

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use super::agent::{Conversation, RunControl};
+use super::attached::{AttachedBytes, IMAGES_UNSUPPORTED, Prompt, files_of, images_refused, user_message};
 use super::models::ModelCatalog;
 use super::provider::{AssistantBlock, ModelMessage};
 use super::seam::{
@@ -31,7 +32,7 @@ impl Runtime for AgentRuntime {
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError> {
         let workspace = Workspace::new(&setup.workspace)
             .map_err(|source| RuntimeError::Workspace { path: setup.workspace.display().to_string(), source })?;
-        let conversation = conversation_from(&setup.transcript);
+        let conversation = conversation_from(&setup.transcript, &setup.attached);
         Ok(Box::new(AgentSession { models: self.models.clone(), conversation, workspace }))
     }
 
@@ -75,13 +76,26 @@ impl RuntimeSession for AgentSession {
             .models
             .pick(request.model.as_deref())
             .map_or_else(|| self.models.default_entry().agent.clone(), |entry| entry.agent.clone());
+        let model =
+            format!("the model {}", request.model.clone().unwrap_or_else(|| self.models.default_entry().name.clone()));
         Box::pin(async move {
+            if !agent.takes_images()
+                && let Some(message) = images_refused(&model, &request.files)
+            {
+                // The transcript shows the message, so the conversation has it too: a model that sees images, or
+                // this one with a note for them, gets it with the next message.
+                self.conversation.messages.push(user_message(&request.prompt, &request.files));
+                return RunEnd::Failed { message, code: IMAGES_UNSUPPORTED };
+            }
             let (conversation, workspace) = (&mut self.conversation, &self.workspace);
             match request.command {
                 Some(ChatCommand::Compact) => {
                     agent.compact_on_request(conversation, request.prompt, control, events).await
                 }
-                None => agent.run(conversation, workspace, request.prompt, &request.options, control, events).await,
+                None => {
+                    let prompt = Prompt { text: request.prompt, files: request.files };
+                    agent.run(conversation, workspace, prompt, &request.options, control, events).await
+                }
             }
             RunEnd::Settled { session_file: None }
         })
@@ -92,16 +106,21 @@ impl RuntimeSession for AgentSession {
     }
 }
 
-/// What the model saw, rebuilt from the transcript after a restart (text only; tool calls are summarized away).
-fn conversation_from(snapshot: &ChatSnapshot) -> Conversation {
+/// What the model saw, rebuilt from the transcript after a restart (text and attached files; tool calls are
+/// summarized away).
+fn conversation_from(snapshot: &ChatSnapshot, attached: &AttachedBytes) -> Conversation {
     let mut conversation = Conversation::default();
     for message in &snapshot.messages {
-        let text = message.text();
-        if text.is_empty() {
+        let mut text = message.text();
+        let (files, missing) = files_of(message, attached);
+        for note in missing {
+            text = if text.is_empty() { note } else { format!("{text}\n\n{note}") };
+        }
+        if text.is_empty() && files.is_empty() {
             continue;
         }
         conversation.messages.push(match message.role {
-            Role::User => ModelMessage::User { text },
+            Role::User => user_message(&text, &files),
             Role::Assistant => ModelMessage::Assistant { blocks: vec![AssistantBlock::Text(text)] },
         });
     }

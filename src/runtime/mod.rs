@@ -1,6 +1,7 @@
 //! Agent runtimes and the event dialect they speak (server only); `seam` is the trait the server drives them by.
 
 pub mod agent;
+pub mod attached;
 pub mod builtin;
 pub mod event;
 pub mod mcp;

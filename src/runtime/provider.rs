@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -12,20 +13,50 @@ use crate::protocol::TokenUsage;
 /// A message of the conversation as the model sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelMessage {
-    User { text: String },
-    Assistant { blocks: Vec<AssistantBlock> },
-    ToolResult { tool_call_id: String, tool_name: String, text: String, is_error: bool },
+    /// `images` go with the text, as the user attached them; text files are already in `text`.
+    User {
+        text: String,
+        images: Vec<ModelImage>,
+    },
+    Assistant {
+        blocks: Vec<AssistantBlock>,
+    },
+    ToolResult {
+        tool_call_id: String,
+        tool_name: String,
+        text: String,
+        is_error: bool,
+    },
 }
+
+/// An image the user attached, as the providers send it (each encodes it its own way).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelImage {
+    pub name: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    pub bytes: Arc<[u8]>,
+}
+
+/// What an image counts for in the estimates: about the 1,500 tokens a provider bills a mid-sized one.
+const IMAGE_CHARS: usize = 6_000;
 
 /// About how many characters of English or code a token stands for: the estimate wherever tokens are not counted
 /// by a model (when to compact; what a scripted call reports).
 pub const CHARS_PER_TOKEN: u64 = 4;
 
 impl ModelMessage {
-    /// The characters of what the model reads of this message: its text, or its blocks' text and tool calls.
+    /// A user message of text alone.
+    pub fn user(text: impl Into<String>) -> ModelMessage {
+        ModelMessage::User { text: text.into(), images: Vec::new() }
+    }
+
+    /// The characters of what the model reads of this message: its text, or its blocks' text and tool calls; an
+    /// image counts as `IMAGE_CHARS`.
     pub fn chars(&self) -> usize {
         match self {
-            ModelMessage::User { text } | ModelMessage::ToolResult { text, .. } => text.len(),
+            ModelMessage::User { text, images } => text.len() + images.len() * IMAGE_CHARS,
+            ModelMessage::ToolResult { text, .. } => text.len(),
             ModelMessage::Assistant { blocks } => blocks
                 .iter()
                 .map(|block| match block {

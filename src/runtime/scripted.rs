@@ -258,7 +258,7 @@ impl Provider for ScriptedProvider {
         Box::pin(async move {
             let calls_so_far = request.messages.iter().filter(|m| matches!(m, ModelMessage::Assistant { .. })).count();
             let turns = match request.messages.first() {
-                Some(ModelMessage::User { text }) => {
+                Some(ModelMessage::User { text, .. }) => {
                     self.script.subagents.iter().find(|s| s.prompt == *text).map_or(&self.script.turns, |s| &s.turns)
                 }
                 Some(ModelMessage::Assistant { .. } | ModelMessage::ToolResult { .. }) | None => &self.script.turns,
@@ -371,7 +371,7 @@ mod tests {
     fn offering(tools: &[&str]) -> ModelRequest {
         ModelRequest {
             system: String::new(),
-            messages: vec![ModelMessage::User { text: "go".into() }],
+            messages: vec![ModelMessage::user("go")],
             tools: tools
                 .iter()
                 .map(|name| ToolSpec { name: (*name).to_owned(), description: String::new(), parameters: Value::Null })
@@ -405,7 +405,7 @@ mod tests {
         let request = ModelRequest {
             system: "s".repeat(40),
             messages: vec![
-                ModelMessage::User { text: "u".repeat(20) },
+                ModelMessage::user("u".repeat(20)),
                 ModelMessage::Assistant { blocks: vec![AssistantBlock::Text("a".repeat(12))] },
             ],
             tools: vec![ToolSpec { name: "ls".into(), description: "d".repeat(6), parameters: Value::Null }],

@@ -9,6 +9,7 @@ use std::pin::Pin;
 use tokio::sync::mpsc;
 
 use super::agent::{RunControl, RunOptions};
+use super::attached::{AttachedBytes, AttachedFile};
 use super::event::AgentEvent;
 use crate::chat_state::ChatSnapshot;
 
@@ -26,6 +27,8 @@ pub struct SessionSetup {
     pub workspace: PathBuf,
     /// The transcript so far, for a runtime that keeps the model's view of the conversation itself.
     pub transcript: ChatSnapshot,
+    /// The bytes of the files the transcript's user messages attach, for the same runtime.
+    pub attached: AttachedBytes,
     /// The runtime's own file of the branch the run goes on (pi's session file), as the session's log named it.
     pub session_file: Option<String>,
     /// How much of `session_file` the run starts from.
@@ -55,6 +58,8 @@ pub struct UserMessageAt {
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     pub prompt: String,
+    /// The files attached to the prompt, in the order the user added them.
+    pub files: Vec<AttachedFile>,
     pub options: RunOptions,
     /// The model the request named, among those the server offers; `None` for the default.
     pub model: Option<String>,

@@ -15,8 +15,9 @@ pub(super) struct RerunPlan {
     pub branch: BranchPoint,
     /// The conversation before the run, which the runtime is opened with instead of the shown branch.
     pub context: Vec<ChatMessage>,
-    /// For a regeneration, the text of the message answered again: the run's prompt, not logged a second time.
-    pub answered_again: Option<String>,
+    /// For a regeneration, the message answered again: the run's prompt (its text and files), not logged a second
+    /// time.
+    pub answered_again: Option<ChatMessage>,
     /// The runtime's file of the branch the message is on, and the message's place in it: a runtime that keeps
     /// its own conversation (pi) goes back to just before that message.
     pub session_file: Option<String>,
@@ -54,7 +55,7 @@ impl Chat {
             RerunKind::Regenerate => RerunPlan {
                 branch: BranchPoint { parent_id: Some(id.to_owned()) },
                 context,
-                answered_again: Some(message.text()),
+                answered_again: Some(message.clone()),
                 session_file,
                 start,
             },

@@ -38,6 +38,7 @@ pub struct ChatConfig {
     pub lease_ttl: Duration,
     /// Files larger than this are left out of the workspace checkpoints taken before each run; 0 turns them off.
     pub checkpoint_file_limit: u64,
+    pub attachments: crate::protocol::AttachmentLimits,
 }
 
 /// Why the chat core refused or failed a request; the HTTP edge turns each into a status and `{ message }`.
@@ -89,6 +90,10 @@ pub enum ChatError {
     Checkpoint(#[from] crate::checkpoints::CheckpointError),
     #[error("preparing the workspace {path}: {source}")]
     Workspace { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Attachment(#[from] super::attachments::AttachmentError),
+    #[error("attachments start a run of their own: send them once the run has ended, or stop it")]
+    AttachmentsWhileStreaming,
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
 }

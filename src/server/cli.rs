@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::protocol::AttachmentLimits;
 use crate::runtime::agent::ApprovalPolicy;
 use crate::runtime::tools::ToolLimits;
 
@@ -59,6 +60,12 @@ pub struct ServeArgs {
     /// so are never restored); 0 turns checkpoints off.
     #[arg(long, env = "CHATWIRE_CHECKPOINT_FILE_LIMIT", default_value_t = 1 << 20)]
     pub checkpoint_file_limit: u64,
+    /// The largest file, in bytes, a message may attach (an image or a text file).
+    #[arg(long, env = "CHATWIRE_ATTACHMENT_FILE_LIMIT", default_value_t = AttachmentLimits::default().per_file)]
+    pub attachment_file_limit: u64,
+    /// The most bytes of attachments one message may carry, all its files together.
+    #[arg(long, env = "CHATWIRE_ATTACHMENT_MESSAGE_LIMIT", default_value_t = AttachmentLimits::default().per_message)]
+    pub attachment_message_limit: u64,
     /// Access token for the browser (via the printed URL) and API clients (`Authorization: Bearer`) [default: random per start].
     #[arg(long, env = "CHATWIRE_TOKEN", hide_env_values = true)]
     pub token: Option<String>,
@@ -205,6 +212,8 @@ impl ServeArgs {
             lease_secs: self.lease_secs,
             workspace: self.workspace.or(before.workspace),
             checkpoint_file_limit: self.checkpoint_file_limit,
+            attachment_file_limit: self.attachment_file_limit,
+            attachment_message_limit: self.attachment_message_limit,
             token: self.token.or(before.token),
             no_auth: self.no_auth || before.no_auth,
             allowed_hosts,
@@ -228,6 +237,15 @@ impl ServeArgs {
             max_tool_output_bytes: self.max_tool_output_bytes,
             max_read_lines: self.max_read_lines,
             search_url: self.search_url.or(before.search_url),
+        }
+    }
+
+    /// What a message may attach (`--attachment-file-limit`, `--attachment-message-limit`).
+    pub fn attachment_limits(&self) -> AttachmentLimits {
+        AttachmentLimits {
+            per_file: self.attachment_file_limit,
+            per_message: self.attachment_message_limit,
+            ..AttachmentLimits::default()
         }
     }
 

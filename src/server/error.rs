@@ -24,6 +24,9 @@ pub enum ApiError {
     Conflict(String),
     #[error("the request body is larger than the limit of {0} bytes")]
     TooLarge(usize),
+    /// Over a limit that has its own words (an attachment's).
+    #[error("{0}")]
+    TooLargeBecause(String),
     #[error("{0}")]
     UnsupportedMediaType(String),
     #[error("{0}")]
@@ -45,7 +48,7 @@ impl ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
-            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::TooLarge(_) | ApiError::TooLargeBecause(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -76,6 +79,11 @@ impl From<ChatError> for ApiError {
             ChatError::Unsupported(_) => ApiError::Unprocessable(message),
             ChatError::Workspace { .. } => ApiError::Internal(message),
             ChatError::OwnerUnreachable => ApiError::Unavailable(message),
+            ChatError::Attachment(super::attachments::AttachmentError::TooLarge(_)) => {
+                ApiError::TooLargeBecause(message)
+            }
+            ChatError::Attachment(super::attachments::AttachmentError::Refused(_))
+            | ChatError::AttachmentsWhileStreaming => ApiError::BadRequest(message),
             ChatError::Store(error) => ApiError::Store(error),
         }
     }

@@ -40,6 +40,7 @@ impl Chat {
             session_id: session_id.to_owned(),
             workspace: self.workspace_of(session_id),
             transcript: ChatSnapshot::default(),
+            attached: Default::default(),
             session_file: kept.runtime_files.through(snapshot, Some(&snapshot.tree.leaf_from(message_id))),
             start: match &point.next_prompt {
                 Some((_, at)) => ConversationStart::BeforeUserMessage(at.clone()),

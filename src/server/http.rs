@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
-use axum::http::header::CONTENT_SECURITY_POLICY;
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
+};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -39,6 +41,8 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/changes/{key}",
     "/api/search",
     "/api/files",
+    "/api/attachments",
+    "/api/attachments/{id}",
     "/api/{*rest}",
 ];
 
@@ -78,6 +82,8 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/changes/{key}", get(run_changes))
         .route("/api/search", get(search))
         .route("/api/files", get(mention_files))
+        .route("/api/attachments", post(upload_attachment))
+        .route("/api/attachments/{id}", get(attachment_file))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
         .leptos_routes(&state, routes, move || {
             let options = render_state.leptos.clone();
@@ -137,10 +143,16 @@ async fn models(State(state): State<AppState>) -> Json<ModelsResponse> {
             provider: entry.provider.clone(),
             model: entry.model.clone(),
             context_window: entry.context_window,
+            images: entry.agent.takes_images(),
         })
         .collect();
     let rerun_unavailable = state.chat.runtime.rerun_unsupported().map(str::to_owned);
-    Json(ModelsResponse { default: catalog.default_entry().name.clone(), models, rerun_unavailable })
+    Json(ModelsResponse {
+        default: catalog.default_entry().name.clone(),
+        models,
+        rerun_unavailable,
+        attachment_limits: state.chat.config.attachments,
+    })
 }
 
 async fn send(State(state): State<AppState>, headers: HeaderMap, ApiJson(request): ApiJson<ChatRequest>) -> Response {
@@ -390,6 +402,64 @@ async fn mention_files(
     }
     let session = query.session.as_deref().filter(|id| !id.is_empty());
     Ok(Json(FilesResponse { files: state.chat.mention_files(session, query.q).await? }))
+}
+
+#[derive(Deserialize)]
+struct UploadQuery {
+    name: String,
+    /// The type the browser gives the file, a hint: images are known by their bytes.
+    #[serde(default, rename = "type")]
+    declared: String,
+}
+
+/// `POST /api/attachments?name=…&type=…`: the file's bytes are the body (`application/octet-stream`). The body is
+/// read only up to the limit, so a huge one costs nothing but the refusal.
+async fn upload_attachment(
+    State(state): State<AppState>,
+    ApiQuery(query): ApiQuery<UploadQuery>,
+    headers: HeaderMap,
+    body: axum::body::Body,
+) -> Result<Json<FilePart>, ApiError> {
+    use futures_util::StreamExt;
+    let limits = state.chat.config.attachments;
+    let name = query.name.as_str();
+    let too_large = |size: u64| limits.file_refused(name, size).map(ApiError::TooLargeBecause);
+    let announced = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
+    if let Some(refused) = announced.filter(|size| *size > 0).and_then(too_large) {
+        return Err(refused);
+    }
+    let declared = query.declared.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+    let mut bytes = Vec::new();
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|error| ApiError::BadRequest(format!("the upload of {name} broke off: {error}")))?;
+        bytes.extend_from_slice(&chunk);
+        if let Some(refused) = too_large(bytes.len() as u64).filter(|_| !bytes.is_empty()) {
+            return Err(refused);
+        }
+    }
+    Ok(Json(state.chat.keep_attachment(name, &declared, bytes).await?))
+}
+
+/// `GET /api/attachments/{id}`: an attached file's bytes. Kept under their hash, so they never change: cached for a
+/// year. Sandboxed and never sniffed, so a text file that looks like HTML stays text.
+async fn attachment_file(State(state): State<AppState>, ApiPath(id): ApiPath<String>) -> Result<Response, ApiError> {
+    let missing = || ApiError::NotFound(format!("no attachment {id}"));
+    if !super::attachments::is_attachment_id(&id) {
+        return Err(missing());
+    }
+    let stored = state.chat.store.attachment(&id).await?.ok_or_else(missing)?;
+    let content_type = match stored.media_type.as_str() {
+        "text/plain" => "text/plain; charset=utf-8".to_owned(),
+        other => other.to_owned(),
+    };
+    let headers = [
+        (CONTENT_TYPE, content_type),
+        (CACHE_CONTROL, "private, max-age=31536000, immutable".to_owned()),
+        (X_CONTENT_TYPE_OPTIONS, "nosniff".to_owned()),
+        (CONTENT_SECURITY_POLICY, "sandbox; default-src 'none'".to_owned()),
+    ];
+    Ok((headers, stored.bytes).into_response())
 }
 
 async fn unknown_api_route(request: Request) -> Response {

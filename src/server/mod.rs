@@ -1,6 +1,7 @@
 //! The server half: command line, HTTP router, web assets. Compiled only with the `ssr` feature.
 
 pub mod assets;
+mod attachments;
 mod branch;
 pub mod chat;
 mod checkpoint;
@@ -166,6 +167,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         keepalive: Duration::from_secs(args.keepalive_secs.max(1)),
         lease_ttl: args.lease_ttl(),
         checkpoint_file_limit: args.checkpoint_file_limit,
+        attachments: args.attachment_limits(),
     };
     let chat = Chat::open(store, runtime, models, config).await?;
     let purging = tokio::spawn(purge::forget_old_requests(chat.store.clone(), self::chat::now_ms));

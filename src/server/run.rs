@@ -46,6 +46,7 @@ impl Chat {
         self: &Arc<Self>,
         live: &Arc<SessionLive>,
         request: &ChatRequest,
+        files: &[FilePart],
         run_id: String,
     ) -> Result<(), ChatError> {
         let rerun = match &request.rerun {
@@ -70,10 +71,22 @@ impl Chat {
         }
         let state = runtime.as_mut().expect("loaded just above");
         let answered_again = rerun.as_ref().and_then(|plan| plan.answered_again.clone());
+        // The files go to the model as it opens the run; one that is gone fails the send, before anything is logged.
+        let attached = match &answered_again {
+            Some(message) => self.attached_files(&message.files().cloned().collect::<Vec<_>>()).await,
+            None => self.attached_files(files).await,
+        };
+        let attached = match attached {
+            Ok(attached) => attached,
+            Err(error) => {
+                self.give_up_lease(live, &run_id).await;
+                return Err(error);
+            }
+        };
         let prompt = answered_again.is_none().then(|| ChatMessage {
             id: new_id("msg"),
             role: Role::User,
-            parts: vec![ChatMessagePart::text(shown_prompt(request))],
+            parts: prompt_parts(shown_prompt(request), files),
             created_at: Some(now_ms()),
             changes: None,
             usage: None,
@@ -106,8 +119,9 @@ impl Chat {
             control: control.clone(),
             events: events.clone(),
         });
-        let prompt = answered_again.unwrap_or_else(|| request.message.clone());
-        let run = RunRequest { prompt, options, model: request.model.clone(), command: request.command };
+        let prompt = answered_again.map_or_else(|| request.message.clone(), |message| message.text());
+        let run =
+            RunRequest { prompt, files: attached, options, model: request.model.clone(), command: request.command };
         let task = RunTask {
             chat: self.clone(),
             live: live.clone(),
@@ -161,10 +175,15 @@ impl Chat {
         std::fs::create_dir_all(&workspace)
             .map_err(|source| ChatError::Workspace { path: workspace.display().to_string(), source })?;
         let seen_seq = kept.snapshot.last_seq;
+        let attached = match rerun {
+            Some(plan) => self.attached_bytes(&plan.context).await?,
+            None => self.attached_bytes(&kept.snapshot.messages).await?,
+        };
         let setup = match rerun {
             Some(plan) => SessionSetup {
                 session_id: live.id().to_owned(),
                 workspace,
+                attached,
                 transcript: ChatSnapshot::of_messages(plan.context.clone(), seen_seq),
                 session_file: plan.session_file.clone(),
                 start: plan.start.clone(),
@@ -172,6 +191,7 @@ impl Chat {
             None => SessionSetup {
                 session_id: live.id().to_owned(),
                 workspace,
+                attached,
                 session_file: kept.runtime_files.shown(&kept.snapshot),
                 transcript: kept.snapshot,
                 start: ConversationStart::Whole,
@@ -353,6 +373,12 @@ fn map_all(mapper: &mut EventMapper, events: Vec<AgentEvent>) -> Vec<ChatFrame> 
         mapper.map_into(event, &mut frames);
     }
     frames
+}
+
+/// The parts of a logged prompt: its text, then its files; a message of files alone has no empty text part.
+fn prompt_parts(text: String, files: &[FilePart]) -> Vec<ChatMessagePart> {
+    let text = (!text.is_empty() || files.is_empty()).then(|| ChatMessagePart::text(text));
+    text.into_iter().chain(files.iter().cloned().map(ChatMessagePart::File)).collect()
 }
 
 /// What the transcript shows for a send: the text, the command as typed, or the plan action when it came without

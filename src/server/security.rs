@@ -120,7 +120,8 @@ pub async fn guard(State(security): State<Arc<Security>>, request: Request, next
         return ApiError::Forbidden(format!("requests from {origin} are not allowed")).into_response();
     }
     let announced = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
-    if announced.is_some_and(|length: usize| length > MAX_BODY_BYTES) {
+    // An upload has a limit of its own, which its route checks.
+    if announced.is_some_and(|length: usize| length > MAX_BODY_BYTES) && path != "/api/attachments" {
         // Refuse before reading: a body this size is never accepted, so taking it in would only waste time.
         return ApiError::TooLarge(MAX_BODY_BYTES).into_response();
     }
@@ -139,14 +140,19 @@ pub async fn guard(State(security): State<Arc<Security>>, request: Request, next
             };
         }
         let changes_state = matches!(*request.method(), Method::POST | Method::PUT | Method::PATCH);
-        let is_json = request
+        // Neither type is one a cross-site form can send, so a request with it from another site is preflighted
+        // (and refused) first. An upload is raw bytes; its own type goes in its query.
+        let (wanted, with) = match path == "/api/attachments" {
+            true => ("application/octet-stream", "send the file as Content-Type: application/octet-stream"),
+            false => ("application/json", "send the body as Content-Type: application/json"),
+        };
+        let is_wanted = request
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case("application/json"));
-        if is_api && changes_state && !is_json {
-            return ApiError::UnsupportedMediaType("send the body as Content-Type: application/json".into())
-                .into_response();
+            .is_some_and(|v| v.split(';').next().unwrap_or("").trim().eq_ignore_ascii_case(wanted));
+        if is_api && changes_state && !is_wanted {
+            return ApiError::UnsupportedMediaType(with.into()).into_response();
         }
     }
     let mut response = next.run(request).await;

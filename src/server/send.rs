@@ -28,13 +28,23 @@ enum Plan {
 impl Chat {
     pub async fn send(self: &Arc<Self>, request: ChatRequest) -> Result<Tail, ChatError> {
         let regenerates = request.rerun.as_ref().is_some_and(|rerun| rerun.kind == RerunKind::Regenerate);
+        let refs = request.attachments.as_deref().unwrap_or_default();
         if request.message.trim().is_empty()
             && request.plan_action.is_none()
             && !regenerates
             && request.command.is_none()
+            && refs.is_empty()
         {
             return Err(ChatError::EmptyMessage);
         }
+        if !refs.is_empty() && (request.streaming_behavior.is_some() || request.command.is_some()) {
+            return Err(ChatError::AttachmentsWhileStreaming);
+        }
+        // A regeneration answers the message with the files it had; its own are not asked for.
+        let files = match regenerates {
+            true => Vec::new(),
+            false => self.attachment_parts(refs).await?,
+        };
         if let Some(command) = request.command {
             if request.streaming_behavior.is_some() || request.rerun.is_some() || request.plan_action.is_some() {
                 return Err(ChatError::CommandMixed(command.as_str()));
@@ -121,9 +131,9 @@ impl Chat {
                 if let Some(request_id) = &request.request_id {
                     self.store.set_request_run(request_id, &run_id).await?;
                 }
-                self.start_run(&live, &request, run_id.clone()).await.map(|()| run_id)
+                self.start_run(&live, &request, &files, run_id.clone()).await.map(|()| run_id)
             }
-            Plan::StartRun => self.start_run(&live, &request, run_id.clone()).await.map(|()| run_id),
+            Plan::StartRun => self.start_run(&live, &request, &files, run_id.clone()).await.map(|()| run_id),
         };
         match started {
             Ok(run_id) => Ok(Tail { after, until_run: Some(run_id) }),

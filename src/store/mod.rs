@@ -150,6 +150,21 @@ pub struct RequestRecord {
     pub after_seq: Seq,
 }
 
+/// A file a user attached, kept under the SHA-256 of its bytes (hex): the same bytes attached twice are kept once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredAttachment {
+    pub id: String,
+    pub media_type: String,
+    pub bytes: Vec<u8>,
+}
+
+/// An attachment without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttachmentMeta {
+    pub media_type: String,
+    pub size: u64,
+}
+
 /// The answer to claiming a request id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RequestClaim {
@@ -339,4 +354,12 @@ pub trait Store: Send + Sync + 'static {
     /// (`search::query_words`), best first, at most `limit`; none for a query without a word. The index is kept in
     /// the same transaction as what it indexes (appends, renames, deletes).
     fn search<'a>(&'a self, query: &'a str, limit: usize) -> StoreFuture<'a, Vec<SearchHit>>;
+
+    /// Keeps an attachment; keeping the same bytes again changes nothing.
+    fn put_attachment<'a>(&'a self, attachment: &'a StoredAttachment, now: u64) -> StoreFuture<'a, ()>;
+
+    /// An attachment's media type and size, without reading its bytes.
+    fn attachment_meta<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AttachmentMeta>>;
+
+    fn attachment<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<StoredAttachment>>;
 }

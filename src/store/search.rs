@@ -80,6 +80,7 @@ fn message_text(message: &ChatMessage) -> String {
     for part in &message.parts {
         match part {
             ChatMessagePart::Text(text) => add(&text.text),
+            ChatMessagePart::File(file) => add(&file.name),
             ChatMessagePart::Tool(tool) => {
                 let Some(input) = tool.input.as_ref().and_then(|input| input.as_object()) else { continue };
                 for key in TOOL_INPUT_KEYS {

@@ -496,3 +496,19 @@ async fn sessions_sum_the_usage_of_their_logged_calls() {
         assert_eq!(listed.iter().find(|s| s.session_id == "s2").unwrap().usage, None, "another session's own");
     }
 }
+
+#[tokio::test]
+async fn an_attachment_is_kept_once_under_its_id_with_its_bytes_exactly() {
+    for (store, _dir) in stores().await {
+        let bytes: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+        let kept = StoredAttachment { id: "a".repeat(64), media_type: "image/png".into(), bytes: bytes.clone() };
+        assert_eq!(store.attachment(&kept.id).await.unwrap(), None);
+        assert_eq!(store.attachment_meta(&kept.id).await.unwrap(), None);
+        store.put_attachment(&kept, 1).await.unwrap();
+        // Kept again (the same bytes from another upload): nothing changes, nothing fails.
+        store.put_attachment(&StoredAttachment { media_type: "text/plain".into(), ..kept.clone() }, 2).await.unwrap();
+        assert_eq!(store.attachment(&kept.id).await.unwrap(), Some(kept.clone()));
+        let meta = store.attachment_meta(&kept.id).await.unwrap();
+        assert_eq!(meta, Some(AttachmentMeta { media_type: "image/png".into(), size: 70_000 }));
+    }
+}

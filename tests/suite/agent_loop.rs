@@ -81,7 +81,7 @@ impl Session {
         let mut frames =
             self.mapper.open_run(RunMeta { prompt: Some(user), mode: options.effective_mode(), ..RunMeta::default() });
         let reactions = sender.clone();
-        let run = agent.run(&mut self.conversation, workspace, prompt.to_owned(), options, control, &sender);
+        let run = agent.run(&mut self.conversation, workspace, prompt.into(), options, control, &sender);
         let collect =
             map_until_settled(&mut receiver, &mut self.mapper, &mut frames, |event| react(event, control, &reactions));
         tokio::join!(run, collect);
@@ -409,7 +409,7 @@ fn last_user_text(request: &ModelRequest) -> String {
         .iter()
         .rev()
         .find_map(|m| match m {
-            ModelMessage::User { text } => Some(text.clone()),
+            ModelMessage::User { text, .. } => Some(text.clone()),
             _ => None,
         })
         .unwrap()
@@ -580,7 +580,7 @@ async fn executing_the_plan_reports_progress_up_to_total_of_total() {
         .messages
         .iter()
         .filter_map(|m| match m {
-            ModelMessage::User { text } => Some(text.as_str()),
+            ModelMessage::User { text, .. } => Some(text.as_str()),
             _ => None,
         })
         .next_back()

@@ -34,7 +34,15 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
     let user = ChatMessage {
         id: "msg-user-1".into(),
         role: Role::User,
-        parts: vec![ChatMessagePart::text("List the files, then fix the typo in README.md")],
+        parts: vec![
+            ChatMessagePart::text("List the files, then fix the typo in README.md"),
+            ChatMessagePart::File(FilePart {
+                id: "9f2c4b7d1e0a3f5c8b6d2e4a7c9f1b3d5e7a9c2b4d6f8e0a1c3b5d7f9e2a4c6b".into(),
+                name: "screenshot.png".into(),
+                media_type: "image/png".into(),
+                size: 48_213,
+            }),
+        ],
         created_at: Some(1_764_470_000_000),
         changes: None,
         usage: None,
@@ -291,6 +299,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             ChatMessagePart::Text(_) => "text",
             ChatMessagePart::Thinking(_) => "thinking",
             ChatMessagePart::Error(_) => "error",
+            ChatMessagePart::File(_) => "file",
             ChatMessagePart::Tool(tool) => {
                 states.insert(tool.state);
                 "tool"
@@ -333,7 +342,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             | ChatFrame::Ping => {}
         }
     }
-    assert_eq!(parts, HashSet::from(["text", "thinking", "error", "tool"]));
+    assert_eq!(parts, HashSet::from(["text", "thinking", "error", "file", "tool"]));
     assert_eq!(states, ToolState::ALL.into_iter().collect());
     assert_eq!(lifecycle, LifecycleName::ALL.into_iter().collect());
     assert_eq!(phases.len(), 4);

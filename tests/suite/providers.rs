@@ -98,7 +98,7 @@ impl Session {
         };
         let mut frames = self.mapper.open_run(RunMeta { prompt: Some(user), ..RunMeta::default() });
         let options = RunOptions::default();
-        let run = agent.run(&mut self.conversation, &self.workspace, prompt.to_owned(), &options, control, &sender);
+        let run = agent.run(&mut self.conversation, &self.workspace, prompt.into(), &options, control, &sender);
         let collect = map_until_settled(&mut receiver, &mut self.mapper, &mut frames, |event| react(event, control));
         tokio::join!(run, collect);
         frames

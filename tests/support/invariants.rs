@@ -91,7 +91,10 @@ pub fn text_parts(message: &ChatMessage) -> Vec<&str> {
         .iter()
         .filter_map(|part| match part {
             ChatMessagePart::Text(text) => Some(text.text.as_str()),
-            ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+            ChatMessagePart::Thinking(_)
+            | ChatMessagePart::Error(_)
+            | ChatMessagePart::File(_)
+            | ChatMessagePart::Tool(_) => None,
         })
         .collect()
 }

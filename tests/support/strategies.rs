@@ -77,6 +77,9 @@ pub fn part() -> impl Strategy<Value = ChatMessagePart> {
         text().prop_map(ChatMessagePart::thinking),
         (option::of(text()), text()).prop_map(|(title, message)| ChatMessagePart::Error(ErrorPart { title, message })),
         tool_part().prop_map(ChatMessagePart::tool),
+        (text(), text(), text(), any::<u32>()).prop_map(|(id, name, media_type, size)| {
+            ChatMessagePart::File(FilePart { id, name, media_type, size: size.into() })
+        }),
     ]
 }
 

@@ -7,6 +7,7 @@
 //! In the browser what the list shows and how a command is read and run come from a WASM chunk ([`suggest`],
 //! [`split`]), fetched when the box gets the focus, so the first page load does not carry them.
 
+mod attach;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 mod split;
 mod suggest;
@@ -14,11 +15,14 @@ mod suggest;
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
+use self::attach::{AttachmentChips, Attachments};
+pub use self::attach::{PickedFile, Upload, UploadReply};
 use self::suggest::Suggester;
 use super::usage::ContextMeter;
 use crate::draft::{self, CommandInfo, ExportFormat, Mention, command_being_typed, mention_being_typed};
 use crate::protocol::{
-    AgentMode, ChatCommand, ChatPlanState, ContextUse, FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
+    AgentMode, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse, FileMatch, ModelInfo,
+    PlanAction, Rerun, StreamingBehavior,
 };
 
 /// A message as the composer hands it over.
@@ -33,10 +37,12 @@ pub struct Outgoing {
     pub rerun: Option<Rerun>,
     /// A command for the runtime instead of a prompt (`/compact`); `text` is its argument.
     pub command: Option<ChatCommand>,
+    /// The files the server keeps for this message, in the order they were added.
+    pub attachments: Vec<AttachmentRef>,
 }
 
 fn outgoing(text: String, mode: AgentMode, behavior: StreamingBehavior) -> Outgoing {
-    Outgoing { text, mode, plan_action: None, behavior, rerun: None, command: None }
+    Outgoing { text, mode, plan_action: None, behavior, rerun: None, command: None, attachments: Vec::new() }
 }
 
 /// A slash command only the page can carry out.
@@ -166,7 +172,15 @@ pub fn Composer(
     find_files: Callback<(String, FileReply)>,
     /// What the last command said (or why it was not run), shown above the message box; the page may set it too.
     note: RwSignal<Option<String>>,
+    /// Uploads a file the user attached.
+    upload: Upload,
+    /// What the server lets a message attach.
+    #[prop(into)]
+    limits: Signal<AttachmentLimits>,
 ) -> impl IntoView {
+    let attachments = Attachments::new(limits, note);
+    let dragging = RwSignal::new(false);
+    let file_input = NodeRef::<leptos::html::Input>::new();
     let draft = RwSignal::new(typed_before_hydration());
     let caret = RwSignal::new(0_usize);
     // The `@` (or, at 0, the `/`) whose list Esc closed: it stays closed until that word is gone.
@@ -233,10 +247,18 @@ pub fn Composer(
             None
         };
         command.unwrap_or_else(|| {
-            if disabled.get_untracked() {
+            if disabled.get_untracked() || attachments.is_uploading() {
                 return false;
             }
-            on_send.run(outgoing(text, mode.get_untracked(), behavior));
+            let files = attachments.refs();
+            if !files.is_empty() && busy.get_untracked() {
+                note.set(Some(
+                    "Attachments start a run of their own: send them once this run has ended, or stop it".into(),
+                ));
+                return false;
+            }
+            on_send.run(Outgoing { attachments: files, ..outgoing(text, mode.get_untracked(), behavior) });
+            attachments.clear();
             true
         })
     };
@@ -247,7 +269,7 @@ pub fn Composer(
     };
     let send = move |behavior: StreamingBehavior| {
         let text = draft.with_untracked(|d| d.trim().to_owned());
-        if !text.is_empty() && send_text(text, behavior) {
+        if (!text.is_empty() || !attachments.list.with_untracked(Vec::is_empty)) && send_text(text, behavior) {
             done();
         }
     };
@@ -359,9 +381,34 @@ pub fn Composer(
             dismissed.set(None);
         }
     };
-    let empty = move || draft.with(|d| d.trim().is_empty());
+    let empty = move || draft.with(|d| d.trim().is_empty()) && attachments.is_empty();
+    let on_paste = move |event: leptos::ev::ClipboardEvent| {
+        let files = attach::pasted(&event);
+        // Only files are taken over; pasted text goes into the box as usual.
+        if !files.is_empty() {
+            event.prevent_default();
+            attachments.take(files, upload);
+        }
+    };
+    let on_drop = move |event: leptos::ev::DragEvent| {
+        event.prevent_default();
+        dragging.set(false);
+        attachments.take(attach::dropped(&event), upload);
+    };
+    let on_picked = move |_| {
+        if let Some(input) = file_input.get_untracked() {
+            attachments.take(attach::picked(&input), upload);
+        }
+    };
     view! {
-        <form class="composer" data-testid="composer" on:submit=on_submit>
+        <form class="composer" data-testid="composer" on:submit=on_submit
+            data-dragging=move || dragging.get().then_some("true")
+            on:dragover=move |event: leptos::ev::DragEvent| {
+                event.prevent_default();
+                dragging.set(true);
+            }
+            on:dragleave=move |_| dragging.set(false)
+            on:drop=on_drop>
             <Show when=move || decision.with(Option::is_some)>
                 <div class="plan-decision" role="group" aria-label="The plan waits for your decision" data-testid="plan-decision">
                     <p class="plan-decision__title">"Plan ready"</p>
@@ -407,6 +454,7 @@ pub fn Composer(
             >
                 {move || if open() { load_suggester().map(|suggester| untrack(|| (suggester.items)(composing))) } else { None }}
             </ul>
+            <AttachmentChips attachments/>
             <div class="composer__row">
                 <textarea
                     class="composer__input"
@@ -432,8 +480,21 @@ pub fn Composer(
                     on:focus=move |_| {
                         let _ = load_suggester();
                     }
+                    on:paste=on_paste
                 ></textarea>
                 <div class="composer__actions">
+                    <input type="file" multiple class="composer__file-input" node_ref=file_input tabindex="-1"
+                        aria-hidden="true" data-testid="attach-input" on:change=on_picked/>
+                    <button class="button composer__attach" type="button"
+                        title="Attach images (PNG, JPEG, GIF, WebP) or text files; you can also drop or paste them"
+                        aria-label="Attach files" data-testid="attach-button" disabled=move || disabled.get()
+                        on:click=move |_| {
+                            if let Some(input) = file_input.get_untracked() {
+                                input.click();
+                            }
+                        }>
+                        "Attach"
+                    </button>
                     <ContextMeter context/>
                     <ModelPicker models model on_model/>
                     <div class="mode-switch" role="radiogroup" aria-label="Mode">
@@ -457,8 +518,12 @@ pub fn Composer(
                     <button
                         class="button button--primary"
                         type="submit"
-                        title=move || if busy.get() { "Deliver after the current tool calls (Enter)" } else { "Send (Enter)" }
-                        disabled=move || disabled.get() || empty()
+                        title=move || match (attachments.is_uploading(), busy.get()) {
+                            (true, _) => "Waiting for the attachments to upload",
+                            (false, true) => "Deliver after the current tool calls (Enter)",
+                            (false, false) => "Send (Enter)",
+                        }
+                        disabled=move || disabled.get() || empty() || attachments.is_uploading()
                     >
                         {move || if busy.get() { "Steer" } else { "Send" }}
                     </button>

@@ -206,7 +206,13 @@ mod tests {
     }
 
     fn model(name: &str) -> ModelInfo {
-        ModelInfo { name: name.into(), provider: "openai".into(), model: format!("{name}-1"), context_window: 1000 }
+        ModelInfo {
+            name: name.into(),
+            provider: "openai".into(),
+            model: format!("{name}-1"),
+            context_window: 1000,
+            images: true,
+        }
     }
 
     fn labels(source: &PaletteSource<'_>, query: &str) -> Vec<String> {

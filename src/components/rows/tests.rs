@@ -62,7 +62,11 @@ fn text_signals(rows: &TranscriptRows, message: usize, part: usize) -> MarkdownS
     let parts = rows.view().get_untracked()[message].parts.get_untracked();
     match &parts[part].content {
         PartSignals::Text(signals) => signals.clone(),
-        PartSignals::Plain(_) | PartSignals::Thinking { .. } | PartSignals::Error(_) | PartSignals::Tool(_) => {
+        PartSignals::Plain(_)
+        | PartSignals::Thinking { .. }
+        | PartSignals::Error(_)
+        | PartSignals::File(_)
+        | PartSignals::Tool(_) => {
             panic!("not a text part")
         }
     }
@@ -130,7 +134,11 @@ fn thinking_is_open_while_it_streams_and_folds_when_the_message_moves_on() {
         feed(&mut snapshot, &mut rows, &[start(1, "a1"), user(2, "hi"), thinking(3, "hmm")]);
         let open = match &rows.view().get_untracked()[1].parts.get_untracked()[0].content {
             PartSignals::Thinking { open, .. } => open.clone(),
-            PartSignals::Text(_) | PartSignals::Plain(_) | PartSignals::Error(_) | PartSignals::Tool(_) => {
+            PartSignals::Text(_)
+            | PartSignals::Plain(_)
+            | PartSignals::Error(_)
+            | PartSignals::File(_)
+            | PartSignals::Tool(_) => {
                 panic!("not thinking")
             }
         };
@@ -172,7 +180,11 @@ fn an_error_frame_adds_an_error_row_to_the_run() {
         assert_eq!(report.parts_updated, [("a1".to_owned(), PartKey::Error(1))]);
         match &rows.view().get_untracked()[1].parts.get_untracked()[1].content {
             PartSignals::Error(error) => assert_eq!(error.get_untracked().message, "model failed"),
-            PartSignals::Text(_) | PartSignals::Plain(_) | PartSignals::Thinking { .. } | PartSignals::Tool(_) => {
+            PartSignals::Text(_)
+            | PartSignals::Plain(_)
+            | PartSignals::Thinking { .. }
+            | PartSignals::File(_)
+            | PartSignals::Tool(_) => {
                 panic!("not an error row")
             }
         }

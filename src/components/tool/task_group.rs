@@ -22,7 +22,7 @@ pub fn parent_id(id: &str, is_tool_call: impl Fn(&str) -> bool) -> Option<&str> 
 fn tool_id(part: &PartRow) -> Option<&str> {
     match &part.key {
         PartKey::Tool(id) => Some(id),
-        PartKey::Text(_) | PartKey::Thinking(_) | PartKey::Error(_) => None,
+        PartKey::Text(_) | PartKey::Thinking(_) | PartKey::Error(_) | PartKey::File(_) => None,
     }
 }
 

@@ -22,7 +22,9 @@ mod runtime;
 pub use runtime::PiRuntime;
 
 use super::agent::RunControl;
+use super::attached::{Prompt, with_text_files};
 use super::event::{AgentEvent, CallUsage, RpcResponse, ToolResult};
+use super::providers::base64_of;
 use crate::ndjson::{LineEvent, LineSplitter};
 
 /// How the pi process is started.
@@ -105,6 +107,8 @@ pub struct PiSession {
     pub context_window: Option<u64>,
     /// Whether pi compacts the conversation by itself when the context nears the window.
     pub auto_compaction: bool,
+    /// Whether pi's current model reads images (its `input` lists `image`); `None` when pi did not say.
+    pub takes_images: Option<bool>,
 }
 
 /// What pi keeps free of the window for the answer: it compacts once the context passes the window less this (pi's
@@ -121,6 +125,9 @@ impl PiSession {
             id: text("sessionId"),
             context_window: data["model"]["contextWindow"].as_u64(),
             auto_compaction: data["autoCompactionEnabled"].as_bool().unwrap_or(false),
+            takes_images: data["model"]["input"]
+                .as_array()
+                .map(|input| input.iter().any(|kind| kind.as_str() == Some("image"))),
         }
     }
 
@@ -379,6 +386,21 @@ pub async fn start(
     Ok(Some(PiStarted { session, reset }))
 }
 
+/// pi's `prompt`: text files go into the message as fenced blocks, images as its `images` (`ImageContent`).
+fn prompt_command(prompt: &Prompt) -> Value {
+    let message = with_text_files(&prompt.text, &prompt.files);
+    let images: Vec<Value> = prompt
+        .files
+        .iter()
+        .filter(|file| file.is_image())
+        .map(|file| json!({"type": "image", "data": base64_of(&file.bytes), "mimeType": file.media_type}))
+        .collect();
+    match images.is_empty() {
+        true => json!({"type": "prompt", "message": message}),
+        false => json!({"type": "prompt", "message": message, "images": images}),
+    }
+}
+
 /// Where the run stands, as far as deciding that pi is done goes.
 #[derive(Default)]
 struct Progress {
@@ -396,7 +418,7 @@ struct Progress {
 pub async fn run(
     slot: &mut Option<Box<PiProcess>>,
     config: &PiConfig,
-    prompt: String,
+    prompt: Prompt,
     control: &RunControl,
     events: &mpsc::UnboundedSender<AgentEvent>,
 ) -> Result<PiSession, PiFailure> {
@@ -414,11 +436,11 @@ pub async fn run(
 async fn drive(
     process: &mut PiProcess,
     config: &PiConfig,
-    prompt: String,
+    prompt: Prompt,
     control: &RunControl,
     events: &mpsc::UnboundedSender<AgentEvent>,
 ) -> Result<PiSession, PiFailure> {
-    process.send(json!({"type": "prompt", "message": prompt})).await?;
+    process.send(prompt_command(&prompt)).await?;
     let mut progress = Progress { agent_active: true, ..Progress::default() };
     let (answers_in, mut answers) = mpsc::unbounded_channel::<UiReply>();
     loop {
@@ -639,5 +661,47 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::attached::AttachedFile;
+
+    fn file(name: &str, media_type: &str, bytes: &[u8]) -> AttachedFile {
+        AttachedFile { name: name.into(), media_type: media_type.into(), bytes: bytes.into() }
+    }
+
+    #[test]
+    fn a_prompt_carries_images_as_pi_image_content_and_text_files_in_its_message() {
+        let prompt = Prompt {
+            text: "see".into(),
+            files: vec![file("dot.png", "image/png", b"\x89PNG"), file("a.txt", "text/plain", b"hi")],
+        };
+        assert_eq!(
+            prompt_command(&prompt),
+            json!({"type": "prompt", "message": "see\n\n```a.txt\nhi\n```",
+                "images": [{"type": "image", "data": "iVBORw==", "mimeType": "image/png"}]})
+        );
+        assert_eq!(prompt_command(&Prompt::from("plain")), json!({"type": "prompt", "message": "plain"}));
+    }
+
+    #[test]
+    fn the_state_says_whether_the_model_takes_images() {
+        let state = |input: Value| {
+            let data = serde_json::value::to_raw_value(&json!({"model": {"input": input}})).unwrap();
+            let response = RpcResponse {
+                id: None,
+                command: "get_state".into(),
+                success: true,
+                data: Some(crate::runtime::event::RawJson(data)),
+                error: None,
+            };
+            PiSession::from_state(&response).takes_images
+        };
+        assert_eq!(state(json!(["text"])), Some(false));
+        assert_eq!(state(json!(["text", "image"])), Some(true));
+        assert_eq!(state(Value::Null), None);
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::{PiConfig, PiFailure, PiProcess};
 use crate::runtime::agent::RunControl;
+use crate::runtime::attached::{IMAGES_UNSUPPORTED, Prompt, images_refused};
 use crate::runtime::seam::{
     ConversationStart, EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture,
     RuntimeSession, SessionSetup,
@@ -131,9 +132,16 @@ impl RuntimeSession for PiSessionRuntime {
         events: &'a EventSender,
     ) -> RuntimeFuture<'a, RunEnd> {
         Box::pin(async move {
+            let takes_images = self.process.as_ref().and_then(|process| process.session().takes_images);
+            if takes_images == Some(false)
+                && let Some(message) = images_refused("pi's current model", &request.files)
+            {
+                return RunEnd::Failed { message, code: IMAGES_UNSUPPORTED };
+            }
+            let prompt = Prompt { text: request.prompt, files: request.files };
             let outcome = match self.start_failure.take() {
                 Some(failure) => Err(failure),
-                None => super::run(&mut self.process, &self.config, request.prompt, control, events).await,
+                None => super::run(&mut self.process, &self.config, prompt, control, events).await,
             };
             match outcome {
                 // pi was idle with nothing queued when it answered; the run's `done` names its session file.

@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Endpoint, cut_off, events, next_event, send, unreadable};
+use super::{Endpoint, base64_of, cut_off, events, next_event, send, unreadable};
 use crate::protocol::TokenUsage;
 use crate::runtime::provider::{
-    AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent,
+    AssistantBlock, ModelImage, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture,
+    StreamEvent,
 };
 
 const NAME: &str = "anthropic";
@@ -28,6 +29,19 @@ impl AnthropicProvider {
     }
 }
 
+/// Images first, as Anthropic's guide has them, then the text.
+fn user_blocks(text: &str, images: &[ModelImage]) -> Vec<Value> {
+    let mut blocks: Vec<Value> = images
+        .iter()
+        .map(|image| {
+            json!({"type": "image", "source": {
+                "type": "base64", "media_type": image.media_type, "data": base64_of(&image.bytes)}})
+        })
+        .collect();
+    blocks.push(json!({"type": "text", "text": text}));
+    blocks
+}
+
 /// The request body. Roles must alternate, so consecutive messages of one role (tool results, then a steering
 /// message) are merged into one message of several blocks. Thinking is not sent back: without the signature the
 /// API would refuse it, and a request without thinking enabled does not need it.
@@ -35,7 +49,7 @@ pub fn request_body(endpoint: &Endpoint, request: &ModelRequest) -> Value {
     let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
     for message in &request.messages {
         let (role, blocks) = match message {
-            ModelMessage::User { text } => ("user", vec![json!({"type": "text", "text": text})]),
+            ModelMessage::User { text, images } => ("user", user_blocks(text, images)),
             ModelMessage::Assistant { blocks } => ("assistant", assistant_blocks(blocks)),
             ModelMessage::ToolResult { tool_call_id, text, is_error, .. } => (
                 "user",
@@ -257,6 +271,29 @@ impl Provider for AnthropicProvider {
 mod tests {
     use super::*;
 
+    fn with_image() -> ModelRequest {
+        let image =
+            ModelImage { name: "dot.png".into(), media_type: "image/png".into(), bytes: b"\x89PNG".to_vec().into() };
+        ModelRequest {
+            system: "sys".into(),
+            messages: vec![ModelMessage::User { text: "what is it?".into(), images: vec![image] }],
+            tools: vec![],
+        }
+    }
+
+    #[test]
+    fn an_image_goes_as_a_base64_block_before_the_text() {
+        let endpoint = Endpoint { base_url: "http://h/v1".into(), model: "m".into(), api_key: None, max_tokens: None };
+        let body = request_body(&endpoint, &with_image());
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw=="}},
+                {"type": "text", "text": "what is it?"},
+            ])
+        );
+    }
+
     #[test]
     fn tool_results_and_a_following_message_merge_into_one_user_turn() {
         let endpoint = Endpoint { base_url: "http://h/v1".into(), model: "m".into(), api_key: None, max_tokens: None };
@@ -269,7 +306,7 @@ mod tests {
         let request = ModelRequest {
             system: "sys".into(),
             messages: vec![
-                ModelMessage::User { text: "hi".into() },
+                ModelMessage::user("hi"),
                 ModelMessage::Assistant {
                     blocks: vec![
                         AssistantBlock::Thinking("hmm".into()),
@@ -280,7 +317,7 @@ mod tests {
                 },
                 result("a"),
                 result("b"),
-                ModelMessage::User { text: "also this".into() },
+                ModelMessage::user("also this"),
             ],
             tools: vec![],
         };

@@ -16,6 +16,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::provider::ProviderError;
 
+/// Bytes as the providers' JSON carries them: standard base64 with padding.
+pub(crate) fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
 /// An API key. Its `Debug` form hides it, so a key cannot reach a log or an error message by accident.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);

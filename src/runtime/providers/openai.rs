@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Endpoint, cut_off, events, next_event, send, unreadable};
+use super::{Endpoint, base64_of, cut_off, events, next_event, send, unreadable};
 use crate::protocol::TokenUsage;
 use crate::runtime::provider::{
     AssistantBlock, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, ProviderFuture, StreamEvent,
@@ -30,7 +30,15 @@ pub fn request_body(endpoint: &Endpoint, request: &ModelRequest) -> Value {
     let mut messages = vec![json!({"role": "system", "content": request.system})];
     for message in &request.messages {
         messages.push(match message {
-            ModelMessage::User { text } => json!({"role": "user", "content": text}),
+            ModelMessage::User { text, images } if images.is_empty() => json!({"role": "user", "content": text}),
+            ModelMessage::User { text, images } => {
+                let mut content = vec![json!({"type": "text", "text": text})];
+                content.extend(images.iter().map(|image| {
+                    let url = format!("data:{};base64,{}", image.media_type, base64_of(&image.bytes));
+                    json!({"type": "image_url", "image_url": {"url": url}})
+                }));
+                json!({"role": "user", "content": content})
+            }
             ModelMessage::Assistant { blocks } => assistant_message(blocks),
             ModelMessage::ToolResult { tool_call_id, text, .. } => {
                 json!({"role": "tool", "tool_call_id": tool_call_id, "content": text})
@@ -252,13 +260,39 @@ mod tests {
     use super::*;
     use crate::runtime::provider::ToolSpec;
 
+    fn with_image() -> ModelRequest {
+        let image = crate::runtime::provider::ModelImage {
+            name: "dot.png".into(),
+            media_type: "image/png".into(),
+            bytes: b"\x89PNG".to_vec().into(),
+        };
+        ModelRequest {
+            system: "sys".into(),
+            messages: vec![ModelMessage::User { text: "what is it?".into(), images: vec![image] }],
+            tools: vec![],
+        }
+    }
+
+    #[test]
+    fn an_image_goes_as_an_image_url_part_with_a_data_url() {
+        let endpoint = Endpoint { base_url: "http://h/v1".into(), model: "m".into(), api_key: None, max_tokens: None };
+        let body = request_body(&endpoint, &with_image());
+        assert_eq!(
+            body["messages"][1]["content"],
+            json!([
+                {"type": "text", "text": "what is it?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+            ])
+        );
+    }
+
     #[test]
     fn the_request_carries_the_conversation_tools_and_usage_option() {
         let endpoint = Endpoint { base_url: "http://h/v1".into(), model: "m".into(), api_key: None, max_tokens: None };
         let request = ModelRequest {
             system: "sys".into(),
             messages: vec![
-                ModelMessage::User { text: "hi".into() },
+                ModelMessage::user("hi"),
                 ModelMessage::Assistant {
                     blocks: vec![
                         AssistantBlock::Thinking("hmm".into()),

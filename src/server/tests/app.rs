@@ -138,6 +138,7 @@ pub async fn chat_over(
         keepalive,
         lease_ttl: Duration::from_secs(15),
         checkpoint_file_limit: 1 << 20,
+        attachments: crate::protocol::AttachmentLimits::default(),
     };
     Chat::open(store, runtime(models.clone()), models, config).await.expect("the chat opens")
 }

@@ -21,7 +21,10 @@ fn user_texts(detail: &SessionDetail) -> Vec<String> {
         .filter(|m| m.role == Role::User)
         .filter_map(|m| match m.parts.first()? {
             ChatMessagePart::Text(text) => Some(text.text.clone()),
-            ChatMessagePart::Thinking(_) | ChatMessagePart::Error(_) | ChatMessagePart::Tool(_) => None,
+            ChatMessagePart::Thinking(_)
+            | ChatMessagePart::Error(_)
+            | ChatMessagePart::File(_)
+            | ChatMessagePart::Tool(_) => None,
         })
         .collect()
 }

@@ -157,6 +157,7 @@ async fn with_a_shared_workspace_a_fork_works_on_the_same_files() {
         keepalive: Duration::from_secs(15),
         lease_ttl: Duration::from_secs(15),
         checkpoint_file_limit: 1 << 20,
+        attachments: crate::protocol::AttachmentLimits::default(),
     };
     let store = Arc::new(SqliteStore::open(dir.path()).unwrap());
     let chat = Chat::open(store, Arc::new(AgentRuntime::new(models.clone())), models, config).await.unwrap();

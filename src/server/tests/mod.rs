@@ -1,6 +1,7 @@
 //! In-process tests of the HTTP surface: the router called with `tower::ServiceExt::oneshot`, no socket.
 
 mod app;
+mod attachments;
 mod branches;
 mod checkpoints;
 mod core;

@@ -16,8 +16,9 @@ use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
 
 use super::{
-    Append, Appended, InterruptedRun, Lease, LeaseHolder, LoggedFrame, PostedControl, RequestClaim, RequestRecord,
-    RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
+    Append, Appended, AttachmentMeta, InterruptedRun, Lease, LeaseHolder, LoggedFrame, PostedControl, RequestClaim,
+    RequestRecord, RunStart, RunStatus, Store, StoreError, StoreFuture, StoredAttachment, WakeSink, seq_cursor,
+    session_status_from,
 };
 use crate::ndjson::encode_frame;
 use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary, TokenUsage};
@@ -654,6 +655,42 @@ impl Store for PostgresStore {
             let client = self.pool.get().await?;
             client.execute("DELETE FROM controls WHERE created_at < $1", &[&(cutoff as i64)]).await?;
             Ok(client.execute("DELETE FROM requests WHERE created_at < $1", &[&(cutoff as i64)]).await? as usize)
+        })
+    }
+
+    fn put_attachment<'a>(&'a self, attachment: &'a StoredAttachment, now: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            client
+                .execute(
+                    "INSERT INTO attachments (id, media_type, size, bytes, created_at) VALUES ($1, $2, $3, $4, $5) \
+                     ON CONFLICT (id) DO NOTHING",
+                    &[
+                        &attachment.id,
+                        &attachment.media_type,
+                        &(attachment.bytes.len() as i64),
+                        &attachment.bytes,
+                        &(now as i64),
+                    ],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn attachment_meta<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AttachmentMeta>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let row = client.query_opt("SELECT media_type, size FROM attachments WHERE id = $1", &[&id]).await?;
+            Ok(row.map(|row| AttachmentMeta { media_type: row.get(0), size: row.get::<_, i64>(1) as u64 }))
+        })
+    }
+
+    fn attachment<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<StoredAttachment>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let row = client.query_opt("SELECT media_type, bytes FROM attachments WHERE id = $1", &[&id]).await?;
+            Ok(row.map(|row| StoredAttachment { id: id.to_owned(), media_type: row.get(0), bytes: row.get(1) }))
         })
     }
 

@@ -85,6 +85,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
         ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0,
         ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0,
         ADD COLUMN cost DOUBLE PRECISION;",
+    // 5: the files users attach, by the SHA-256 of their bytes. They belong to no session: the same bytes may be
+    // attached in several, and a message names them by id.
+    "CREATE TABLE attachments (
+        id TEXT PRIMARY KEY,
+        media_type TEXT NOT NULL,
+        size BIGINT NOT NULL,
+        bytes BYTEA NOT NULL,
+        created_at BIGINT NOT NULL
+    );",
 ];
 
 /// The migration after which the titles and logged frames are indexed.

@@ -14,8 +14,9 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::{
-    Append, Appended, InterruptedRun, Lease, LeaseHolder, LoggedFrame, PostedControl, RequestClaim, RequestRecord,
-    RunStart, RunStatus, Store, StoreError, StoreFuture, WakeSink, seq_cursor, session_status_from,
+    Append, Appended, AttachmentMeta, InterruptedRun, Lease, LeaseHolder, LoggedFrame, PostedControl, RequestClaim,
+    RequestRecord, RunStart, RunStatus, Store, StoreError, StoreFuture, StoredAttachment, WakeSink, seq_cursor,
+    session_status_from,
 };
 use crate::ndjson::encode_frame;
 use crate::protocol::{ChatFrame, SearchHit, Seq, SessionSummary, TokenUsage};
@@ -431,6 +432,48 @@ impl Store for SqliteStore {
         self.write(move |c| {
             c.execute("DELETE FROM controls WHERE created_at < ?1", params![cutoff as i64])?;
             Ok(c.execute("DELETE FROM requests WHERE created_at < ?1", params![cutoff as i64])?)
+        })
+    }
+
+    fn put_attachment<'a>(&'a self, attachment: &'a StoredAttachment, now: u64) -> StoreFuture<'a, ()> {
+        let attachment = attachment.clone();
+        self.write(move |c| {
+            c.execute(
+                "INSERT INTO attachments (id, media_type, size, bytes, created_at) VALUES (?1, ?2, ?3, ?4, ?5) \
+                 ON CONFLICT (id) DO NOTHING",
+                params![
+                    attachment.id,
+                    attachment.media_type,
+                    attachment.bytes.len() as i64,
+                    attachment.bytes,
+                    now as i64
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    fn attachment_meta<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<AttachmentMeta>> {
+        let id = id.to_owned();
+        self.read(move |c| {
+            let meta = c
+                .prepare_cached("SELECT media_type, size FROM attachments WHERE id = ?1")?
+                .query_row(params![id], |row| {
+                    Ok(AttachmentMeta { media_type: row.get(0)?, size: row.get::<_, i64>(1)? as u64 })
+                })
+                .optional()?;
+            Ok(meta)
+        })
+    }
+
+    fn attachment<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<StoredAttachment>> {
+        let id = id.to_owned();
+        self.read(move |c| {
+            let found = c
+                .prepare_cached("SELECT media_type, bytes FROM attachments WHERE id = ?1")?
+                .query_row(params![id], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()?;
+            Ok(found.map(|(media_type, bytes)| StoredAttachment { id, media_type, bytes }))
         })
     }
 

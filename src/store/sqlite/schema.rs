@@ -112,6 +112,15 @@ pub(super) const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE sessions ADD COLUMN cost REAL;",
+    // 7: the files users attach, by the SHA-256 of their bytes. They belong to no session: the same bytes may be
+    // attached in several, and a message names them by id.
+    "CREATE TABLE attachments (
+        id TEXT PRIMARY KEY,
+        media_type TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        bytes BLOB NOT NULL,
+        created_at INTEGER NOT NULL
+    );",
 ];
 
 /// The migration after which the logged frames are indexed.
