@@ -83,8 +83,10 @@ describe('model picker with two configured models', () => {
     assert.equal(await select.inputValue(), 'first', "the server's default is preselected");
     assert.equal(await select.getAttribute('aria-label'), 'Model');
 
-    // Keyboard: the picker is the next stop after the message box.
+    // Keyboard: after the message box come Attach, then the picker.
     await page.locator(textarea).focus();
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'attach-button');
     await page.keyboard.press('Tab');
     assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'model-picker');
     await select.selectOption('second');

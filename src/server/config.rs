@@ -66,6 +66,9 @@ pub struct ModelConfig {
     /// US dollars per million tokens (`input`, `output`, and optionally `cache_read`, `cache_write`) [default: no
     /// price, and no cost shown].
     pub price: Option<TokenPrice>,
+    /// Whether the model reads images; a message with images to one that does not ends in an error naming them
+    /// [default: true].
+    pub images: Option<bool>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -162,6 +165,7 @@ pub fn catalog_with(
                 max_tokens: args.max_tokens,
                 script: args.script.clone(),
                 price: None,
+                images: None,
             };
             (vec![flags], None)
         }
@@ -257,6 +261,7 @@ fn entry(
         approval: args.approval_for(addr),
         optional_tools: optional.clone(),
         price: config.price.clone(),
+        takes_images: config.images.unwrap_or(true),
         ..AgentConfig::default()
     };
     let name = config.name.clone().unwrap_or_else(|| match config.provider {
@@ -355,6 +360,7 @@ provider = "openai"
 base_url = "http://127.0.0.1:11434/v1"
 model = "qwen2.5-coder"
 context_window = 32768
+images = false
 
 [[model]]
 name = "claude"
@@ -372,6 +378,8 @@ provider = "scripted"
         let models = catalog(&args, LOOPBACK, &env).unwrap();
         assert_eq!(models.names(), ["claude", "local", "scripted"]);
         assert_eq!(models.pick(Some("local")).unwrap().context_window, 32_768);
+        assert!(!models.pick(Some("local")).unwrap().agent.takes_images(), "images = false");
+        assert!(models.pick(Some("claude")).unwrap().agent.takes_images(), "images by default");
         assert!(models.pick(Some("gpt")).is_none());
         let args = serve_args(&["--config", path.to_str().unwrap(), "--model", "nope"]);
         assert!(matches!(catalog(&args, LOOPBACK, &env), Err(ConfigError::UnknownDefault(..))));

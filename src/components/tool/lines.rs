@@ -63,11 +63,7 @@ pub fn size_label(text: &str) -> String {
 }
 
 pub fn format_bytes(bytes: usize) -> String {
-    match bytes {
-        0..1024 => format!("{bytes} B"),
-        1024..1_048_576 => format!("{:.1} KiB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MiB", bytes as f64 / 1_048_576.0),
-    }
+    crate::protocol::byte_size(bytes as u64)
 }
 
 /// The new complete lines `fresh` of `text` as HTML: highlighted when a highlighter and a path are given and it
@@ -255,7 +251,8 @@ mod tests {
         assert_eq!(size_label(""), "0 lines · 0 B");
         assert_eq!(size_label("one"), "1 line · 3 B");
         assert_eq!(size_label("a\nb\n"), "2 lines · 4 B");
-        assert_eq!(format_bytes(2048), "2.0 KiB");
-        assert_eq!(format_bytes(3 * 1_048_576), "3.0 MiB");
+        assert_eq!(format_bytes(2048), "2 KiB");
+        assert_eq!(format_bytes(2560), "2.5 KiB");
+        assert_eq!(format_bytes(3 * 1_048_576), "3 MiB");
     }
 }
