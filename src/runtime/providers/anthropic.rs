@@ -271,20 +271,10 @@ impl Provider for AnthropicProvider {
 mod tests {
     use super::*;
 
-    fn with_image() -> ModelRequest {
-        let image =
-            ModelImage { name: "dot.png".into(), media_type: "image/png".into(), bytes: b"\x89PNG".to_vec().into() };
-        ModelRequest {
-            system: "sys".into(),
-            messages: vec![ModelMessage::User { text: "what is it?".into(), images: vec![image] }],
-            tools: vec![],
-        }
-    }
-
     #[test]
     fn an_image_goes_as_a_base64_block_before_the_text() {
         let endpoint = Endpoint { base_url: "http://h/v1".into(), model: "m".into(), api_key: None, max_tokens: None };
-        let body = request_body(&endpoint, &with_image());
+        let body = request_body(&endpoint, &super::super::request_with_image());
         assert_eq!(
             body["messages"][0]["content"],
             json!([

@@ -210,6 +210,19 @@ fn unreadable(provider: &str, data: &str, error: &serde_json::Error) -> Provider
     ProviderError::Fatal(format!("{provider} sent an event that is not JSON ({error}): {start}"))
 }
 
+/// A request of one user message with one image, for the providers' tests of how each sends it.
+#[cfg(test)]
+fn request_with_image() -> super::provider::ModelRequest {
+    use super::provider::{ModelImage, ModelMessage, ModelRequest};
+    let image =
+        ModelImage { name: "dot.png".into(), media_type: "image/png".into(), bytes: b"\x89PNG".to_vec().into() };
+    ModelRequest {
+        system: "sys".into(),
+        messages: vec![ModelMessage::User { text: "what is it?".into(), images: vec![image] }],
+        tools: vec![],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

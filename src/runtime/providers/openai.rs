@@ -260,23 +260,10 @@ mod tests {
     use super::*;
     use crate::runtime::provider::ToolSpec;
 
-    fn with_image() -> ModelRequest {
-        let image = crate::runtime::provider::ModelImage {
-            name: "dot.png".into(),
-            media_type: "image/png".into(),
-            bytes: b"\x89PNG".to_vec().into(),
-        };
-        ModelRequest {
-            system: "sys".into(),
-            messages: vec![ModelMessage::User { text: "what is it?".into(), images: vec![image] }],
-            tools: vec![],
-        }
-    }
-
     #[test]
     fn an_image_goes_as_an_image_url_part_with_a_data_url() {
         let endpoint = Endpoint { base_url: "http://h/v1".into(), model: "m".into(), api_key: None, max_tokens: None };
-        let body = request_body(&endpoint, &with_image());
+        let body = request_body(&endpoint, &super::super::request_with_image());
         assert_eq!(
             body["messages"][1]["content"],
             json!([
