@@ -1,9 +1,11 @@
 //! Search over a big store: generates 10,000 sessions × 50 messages (by default) through the store's own `append`,
 //! so the index is built as the server builds it, then prints the time that took and p50/p99 of `Store::search`
 //! over a set of queries (rare and common words, prefixes, several words, titles, no match). Target: p99 ≤ 50 ms.
-//! SQLite first, then PostgreSQL on the tests' own server (Debian's binaries, `fsync=off`) unless `--sqlite-only`.
+//! SQLite first, then PostgreSQL on the tests' own server (Debian's binaries, `fsync=off`); `--sqlite-only` or
+//! `--postgres-only` measures one.
 //!
-//! `cargo bench --features ssr --bench search -- [--sessions N] [--messages M] [--rounds R] [--sqlite-only]`
+//! `cargo bench --features ssr --bench search --profile release -- [--sessions N] [--messages M] [--rounds R]
+//! [--sqlite-only | --postgres-only]`
 //!
 //! The log is written one session per append (50 frames in one transaction), many appends at once, so that the
 //! SQLite writer commits them in groups, as it does under load.
@@ -30,11 +32,12 @@ struct Options {
     sessions: usize,
     messages: usize,
     rounds: usize,
+    sqlite: bool,
     postgres: bool,
 }
 
 fn options() -> Options {
-    let mut options = Options { sessions: 10_000, messages: 50, rounds: 5, postgres: true };
+    let mut options = Options { sessions: 10_000, messages: 50, rounds: 5, sqlite: true, postgres: true };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().and_then(|v| v.parse().ok()).expect("a number after the flag");
@@ -43,6 +46,7 @@ fn options() -> Options {
             "--messages" => options.messages = value(),
             "--rounds" => options.rounds = value(),
             "--sqlite-only" => options.postgres = false,
+            "--postgres-only" => options.sqlite = false,
             _ => {}
         }
     }
@@ -144,8 +148,10 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 async fn main() {
     let options = options();
     let dir = tempfile::tempdir().expect("a temporary directory");
-    let sqlite: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).expect("the store opens"));
-    measure("SQLite", sqlite, &options).await;
+    if options.sqlite {
+        let sqlite: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).expect("the store opens"));
+        measure("SQLite", sqlite, &options).await;
+    }
     if options.postgres {
         let url = postgres::server().fresh_database().await;
         let store: Arc<dyn Store> = Arc::new(PostgresStore::open(&url).await.expect("the store opens"));

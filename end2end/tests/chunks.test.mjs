@@ -1,7 +1,8 @@
 // End-to-end check of the WASM chunks (`cargo leptos --split`) when they cannot be fetched at first: the answer's
 // text shows unformatted and the tool row as its name and status, the run goes on, and once a retry gets the chunks
 // through, the same rows are drawn in full with everything that streamed meanwhile. The composer's suggestions are a
-// chunk the first load does not fetch: the message box asks for it, and typing goes on while it cannot come.
+// chunk the first load does not fetch: the message box asks for it, and typing goes on while it cannot come. So is
+// the search's hit list: the search field asks for it when it gets the focus.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
@@ -17,6 +18,7 @@ const SCRIPT = {
 
 const CHUNK = /\/pkg\/split_(markdown|tool_renderers)\.[^/]+\.wasm$/;
 const SUGGESTIONS = /\/pkg\/split_composer_suggestions\.[^/]+\.wasm$/;
+const SEARCH_HITS = /\/pkg\/split_search_hits\.[^/]+\.wasm$/;
 
 // wasm-split's loader starts the fetch before it waits for the chunks it shares code with, so a refused fetch can
 // surface as an unhandled rejection before the loader handles it.
@@ -105,6 +107,40 @@ describe('WASM chunks', () => {
     assert.equal(await box.inputValue(), '/he');
 
     assert.ok(problems.some((p) => /the composer's suggestions did not load/.test(p)), problems.join('\n'));
+    const unexpected = problems.filter(
+      (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
+    );
+    assert.deepEqual(unexpected, [], 'only the failed fetches were reported');
+  });
+
+  test('the search hit list waits for the search field\'s focus, and says it is loading until a retry gets it', { timeout: 60_000 }, async (t) => {
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
+    t.after(() => browser.close());
+    const { problems } = watchProblems(browser.context, { requests: false });
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    let offline = true;
+    let asked = 0;
+    await page.route(SEARCH_HITS, (route) => {
+      asked += 1;
+      return offline ? route.abort() : route.continue();
+    });
+    await openApp(page, suite.server);
+    await page.waitForTimeout(500);
+    assert.equal(asked, 0, 'the first load does not fetch the hit list');
+
+    const field = page.getByTestId('search');
+    const requested = page.waitForRequest(SEARCH_HITS, { timeout: 10_000 });
+    await field.focus();
+    await requested;
+    await field.pressSequentially('nothingmatchesthis', { delay: 10 });
+    assert.equal(await field.inputValue(), 'nothingmatchesthis', 'no key is lost while the chunk is missing');
+    const hits = page.getByTestId('search-hits');
+    await hits.and(page.locator('[aria-busy="true"]')).waitFor({ timeout: 10_000 });
+    offline = false;
+    await hits.locator('.search__none', { hasText: 'No matches.' }).waitFor({ timeout: 20_000 });
+    assert.equal(await hits.getAttribute('aria-busy'), null);
+
+    assert.ok(problems.some((p) => /the search's hit list did not load/.test(p)), problems.join('\n'));
     const unexpected = problems.filter(
       (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
     );

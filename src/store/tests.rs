@@ -286,7 +286,7 @@ fn said(session_id: &str, id: &str, role: Role, parts: Vec<ChatMessagePart>) -> 
     Append { frames: vec![frame], ..deltas(session_id, None, 0) }
 }
 
-fn prompt(session_id: &str, id: &str, text: &str) -> Append {
+pub fn prompt(session_id: &str, id: &str, text: &str) -> Append {
     said(session_id, id, Role::User, vec![ChatMessagePart::text(text)])
 }
 

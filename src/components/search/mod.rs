@@ -1,11 +1,18 @@
 //! The sidebar's search box: asks the server as the user types (after a pause), lists the hits best first with
 //! their session's title and the matching snippet, matches highlighted; Esc clears it.
+//!
+//! In the browser the hit list ([`hits`]) comes from a WASM chunk of its own ([`split`]), fetched when the field
+//! gets the focus, so the first page load carries only the field.
 
-use leptos::either::Either;
+mod hits;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+mod split;
+
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::protocol::{SearchHit, SnippetPiece};
+use crate::components::client_only::RowView;
+use crate::protocol::SearchHit;
 
 /// How long typing must pause before the query is sent: one request per word typed, not one per key.
 const DEBOUNCE: std::time::Duration = std::time::Duration::from_millis(150);
@@ -33,6 +40,8 @@ pub fn SessionSearch(
         }
         pending.set_value(set_timeout_with_handle(move || on_query.run(query), DEBOUNCE).ok());
     };
+    // The list is made when a search starts and dropped when it ends, not again for each answer.
+    let searching = Memo::new(move |_| hits.with(Option::is_some));
     let on_key = move |event: KeyboardEvent| {
         if event.key() == "Escape" {
             event.prevent_default();
@@ -55,51 +64,37 @@ pub fn SessionSearch(
                     ask(value);
                 }
                 on:keydown=on_key
+                on:focus=move |_| prefetch_hits()
             />
-            <Show when=move || hits.with(Option::is_some)>
-                <ul class="search__hits" data-testid="search-hits" aria-label="Search results">
-                    <For
-                        each=move || hits.get().unwrap_or_default().into_iter().enumerate()
-                        key=|(index, hit)| (*index, hit.session_id.clone(), hit.seq)
-                        let:entry
-                    >
-                        <Hit hit=entry.1 on_open/>
-                    </For>
-                    <Show when=move || hits.with(|hits| hits.as_ref().is_some_and(Vec::is_empty))>
-                        <li class="search__none">"No matches."</li>
-                    </Show>
-                </ul>
-            </Show>
+            {move || searching.get().then(|| hits_view(HitsProps { hits, on_open }))}
         </div>
     }
 }
 
-#[component]
-fn Hit(
-    /// The hit this entry shows.
-    hit: SearchHit,
-    /// Opens it.
-    on_open: Callback<SearchHit>,
-) -> impl IntoView {
-    let title = if hit.title.is_empty() { "New chat".to_owned() } else { hit.title.clone() };
-    let snippet = hit.snippet.clone();
-    let shown = StoredValue::new(hit);
-    view! {
-        <li>
-            <button
-                class="search__hit"
-                type="button"
-                data-testid="search-hit"
-                on:click=move |_| on_open.run(shown.get_value())
-            >
-                <span class="search__title">{title}</span>
-                <span class="search__snippet">{snippet.into_iter().map(piece).collect_view()}</span>
-            </button>
-        </li>
-    }
+/// What the hit list shows and reports to; `Copy`, so it crosses into the chunk as one value.
+#[derive(Clone, Copy)]
+pub struct HitsProps {
+    /// The hits of the last query answered; `Some` while the list is shown.
+    pub hits: Signal<Option<Vec<SearchHit>>>,
+    /// Opens the session of a hit at its message.
+    pub on_open: Callback<SearchHit>,
 }
 
-/// A piece of a snippet as text nodes: the browser never parses what a message said as markup.
-fn piece(piece: SnippetPiece) -> impl IntoView {
-    if piece.highlight { Either::Left(view! { <mark>{piece.text}</mark> }) } else { Either::Right(piece.text) }
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn hits_view(props: HitsProps) -> RowView {
+    split::hits(props)
 }
+
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn prefetch_hits() {
+    split::prefetch();
+}
+
+/// The server never shows hits (nothing is searched for while it renders), so it needs no chunk.
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+fn hits_view(props: HitsProps) -> RowView {
+    hits::build_hits(props)
+}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+fn prefetch_hits() {}
