@@ -40,6 +40,10 @@ impl Runtime for AgentRuntime {
         None
     }
 
+    fn reads_transcript(&self) -> bool {
+        true
+    }
+
     fn compact_unsupported(&self) -> Option<&'static str> {
         None
     }

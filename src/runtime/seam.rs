@@ -106,6 +106,10 @@ pub trait Runtime: Send + Sync + 'static {
     /// Why this runtime cannot compact the conversation when the user asks (`/compact`), if it cannot.
     fn compact_unsupported(&self) -> Option<&'static str>;
 
+    /// Whether the runtime builds the model's view from `SessionSetup::transcript` (and so needs the bytes of its
+    /// attached files in `SessionSetup::attached`) rather than keeping a conversation of its own.
+    fn reads_transcript(&self) -> bool;
+
     /// Makes the runtime's own file of the conversation for a session forked from `from`: `from.session_file` cut
     /// at `from.start`, to go on in `workspace`. `None` for a runtime that keeps no file (it reads the transcript)
     /// or when the cut leaves nothing.

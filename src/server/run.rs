@@ -175,9 +175,10 @@ impl Chat {
         std::fs::create_dir_all(&workspace)
             .map_err(|source| ChatError::Workspace { path: workspace.display().to_string(), source })?;
         let seen_seq = kept.snapshot.last_seq;
-        let attached = match rerun {
-            Some(plan) => self.attached_bytes(&plan.context).await?,
-            None => self.attached_bytes(&kept.snapshot.messages).await?,
+        let attached = match (self.runtime.reads_transcript(), rerun) {
+            (false, _) => Default::default(),
+            (true, Some(plan)) => self.attached_bytes(&plan.context).await?,
+            (true, None) => self.attached_bytes(&kept.snapshot.messages).await?,
         };
         let setup = match rerun {
             Some(plan) => SessionSetup {

@@ -42,6 +42,11 @@ impl Runtime for PiRuntime {
         None
     }
 
+    fn reads_transcript(&self) -> bool {
+        // pi keeps the conversation, images included, in its session file.
+        false
+    }
+
     fn compact_unsupported(&self) -> Option<&'static str> {
         // pi's RPC `compact` answers with a response, not with the agent events a run is made of; chatwire does not
         // drive it yet. pi compacts by itself when `autoCompactionEnabled` is on.

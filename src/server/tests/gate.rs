@@ -60,6 +60,10 @@ impl Runtime for GatedRuntime {
         self.inner.rerun_unsupported()
     }
 
+    fn reads_transcript(&self) -> bool {
+        self.inner.reads_transcript()
+    }
+
     fn compact_unsupported(&self) -> Option<&'static str> {
         self.inner.compact_unsupported()
     }
