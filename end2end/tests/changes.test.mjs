@@ -1,9 +1,12 @@
 // End-to-end check of a run's changes in Chromium against the release binary: runs that change files by shell
 // commands show "N files changed, +a −d" under their answer, the Changes button (worked from the keyboard) opens the
-// diff drawn with + and − line classes, a run that changes nothing shows no row, and a reload keeps them all.
+// diff drawn with + and − line classes, a run that changes nothing shows no row, and a reload keeps them all. The
+// Changes view comes with the tool renderers' WASM chunk: opened before that chunk is there, it says it is loading.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openChat, sendPrompt, serverForSuite, waitForHydration } from './support.mjs';
+import {
+  launchBrowser, openApp, openChat, sendPrompt, serverForSuite, waitForHydration, watchProblems,
+} from './support.mjs';
 
 const SCRIPT = {
   delayMs: 0,
@@ -95,5 +98,36 @@ describe('chatwire run changes', () => {
     await first.locator('.changes__entry').first().waitFor({ timeout: 15_000 });
     assert.deepEqual(await text(first.getByRole('region', { name: 'edit.txt' }).locator('.diff-line--added')), ['one', 'two', 'three']);
     check();
+  });
+
+  test('the Changes view waits for the tool renderers\' chunk and is drawn when a retry gets it', { timeout: 60_000 }, async (t) => {
+    // The service worker would fetch the chunk itself, out of `page.route`'s reach.
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
+    t.after(() => browser.close());
+    const { problems } = watchProblems(browser.context, { requests: false });
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    let offline = true;
+    await page.route(/\/pkg\/split_tool_renderers\.[^/]+\.wasm$/, (route) => (offline ? route.abort() : route.continue()));
+    await openApp(page, suite.server);
+    await page.locator('.sidebar__item .sidebar__link').first().click();
+    await page.getByText('Nothing to change.').waitFor({ timeout: 30_000 });
+    const first = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').first();
+    assert.ok(await first.locator('.tool-pending').count(), 'the tool rows wait for the chunk');
+    const diffFetched = page.waitForResponse((response) => /\/api\/sessions\/[^/]+\/changes\//.test(response.url()));
+    await first.getByTestId('changes').getByRole('button', { name: 'Changes' }).click();
+    assert.equal((await diffFetched).status(), 200);
+    const view = first.getByRole('region', { name: 'Changes of this run' });
+    // The diff is here; the view that draws it is not.
+    await page.waitForTimeout(300);
+    assert.equal(await view.getByText('Loading the changes…').count(), 1);
+    assert.equal(await view.locator('.changes__entry').count(), 0);
+
+    offline = false;
+    await view.locator('.changes__entry').first().waitFor({ timeout: 20_000 });
+    assert.equal(await view.getByText('Loading the changes…').count(), 0);
+    assert.deepEqual(await view.getByRole('region', { name: 'edit.txt' }).locator('.diff-line--added .diff-line__text').allInnerTexts(), [
+      'one', 'two', 'three',
+    ]);
+    assert.ok(problems.some((p) => /the tool renderers did not load/.test(p)), problems.join('\n'));
   });
 });

@@ -1,10 +1,12 @@
 //! "2 files changed, +5 −1" under a finished answer, and its Changes view: the files the run changed and the unified
-//! diff of all of them, fetched when first opened and drawn by the Edit rows' diff renderer.
+//! diff of all of them, fetched when first opened and drawn by the Edit rows' diff renderer (in the browser, from the
+//! tool renderers' chunk).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
+use super::client_only::{IntoRowView, RowView};
 use super::tool::{DiffView, parse_unified};
 use crate::protocol::{ChangedFile, ChangesResponse, RunChanges};
 
@@ -61,7 +63,7 @@ pub fn ChangesRow(
                 <div class="changes__view" id=view_id.clone() role="region" aria-label="Changes of this run">
                     {move || match loaded.get() {
                         ChangesLoad::NotLoaded | ChangesLoad::Loading => {
-                            view! { <p class="changes__note">"Loading the changes…"</p> }.into_any()
+                            view! { <p class="changes__note">"Loading the changes…"</p> }.into_row_view()
                         }
                         ChangesLoad::Failed(message) => {
                             view! {
@@ -70,9 +72,9 @@ pub fn ChangesRow(
                                     {message}
                                 </p>
                             }
-                                .into_any()
+                                .into_row_view()
                         }
-                        ChangesLoad::Loaded(response) => view! { <ChangesView response/> }.into_any(),
+                        ChangesLoad::Loaded(response) => lazy_changes_view(response),
                     }}
                 </div>
             </Show>
@@ -80,9 +82,17 @@ pub fn ChangesRow(
     }
 }
 
+/// The Changes view, from the tool renderers' chunk in the browser; the server and its tests link it in.
+fn lazy_changes_view(response: Arc<ChangesResponse>) -> RowView {
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    let view = super::tool::changes_view(response);
+    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+    let view = changes_view(response);
+    view
+}
+
 /// The files with their counts, then each file's diff.
-#[component]
-fn ChangesView(response: Arc<ChangesResponse>) -> impl IntoView {
+pub(crate) fn changes_view(response: Arc<ChangesResponse>) -> RowView {
     let files = response.files.iter().map(|file| view! { <FileLine file=file.clone()/> }).collect_view();
     let sections = file_sections(&response.diff)
         .into_iter()
@@ -115,6 +125,7 @@ fn ChangesView(response: Arc<ChangesResponse>) -> impl IntoView {
         {sections}
         {truncated}
     }
+    .into_row_view()
 }
 
 #[component]

@@ -56,6 +56,8 @@ fn run_active(context: Option<ToolRowContext>) -> bool {
 }
 pub(crate) use diff::parse_unified;
 pub(crate) use files::DiffView;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub(crate) use split::changes_view;
 use task_group::TaskGroup;
 pub(crate) use task_group::{MessageParts, top_level};
 
