@@ -62,9 +62,7 @@ pub fn ChangesRow(
             <Show when=move || open.get()>
                 <div class="changes__view" id=view_id.clone() role="region" aria-label="Changes of this run">
                     {move || match loaded.get() {
-                        ChangesLoad::NotLoaded | ChangesLoad::Loading => {
-                            view! { <p class="changes__note">"Loading the changes…"</p> }.into_row_view()
-                        }
+                        ChangesLoad::NotLoaded | ChangesLoad::Loading => loading_note(),
                         ChangesLoad::Failed(message) => {
                             view! {
                                 <p class="changes__note changes__note--failed" role="alert">
@@ -80,6 +78,11 @@ pub fn ChangesRow(
             </Show>
         </div>
     }
+}
+
+/// What the Changes view shows while its diff, or the code that draws it, is on its way.
+pub(crate) fn loading_note() -> RowView {
+    view! { <p class="changes__note">"Loading the changes…"</p> }.into_row_view()
 }
 
 /// The Changes view, from the tool renderers' chunk in the browser; the server and its tests link it in.

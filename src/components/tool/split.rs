@@ -1,9 +1,10 @@
 //! The tool renderers as a WASM chunk of their own (`cargo leptos --split`), fetched when the first tool row appears.
 //!
 //! A page that shows no tool call never downloads the renderers (diffs, ANSI colours, JSON trees, charts, grep
-//! highlighting, cards), nor the Changes view of a run, which draws its diffs with them. Until the chunk arrives a tool row is a plain name row with its status; its data lives in
-//! signals meanwhile, so nothing streamed is lost, and the row is built whole once the chunk is there. Every row
-//! made after that is built at once. A failed fetch is retried (see `LazyChunk`).
+//! highlighting, cards), nor the Changes view of a run, which draws its diffs with them. Until the chunk arrives a
+//! tool row is a plain name row with its status; its data lives in signals meanwhile, so nothing streamed is lost,
+//! and the row is built whole once the chunk is there. Every row made after that is built at once. A failed fetch
+//! is retried (see `LazyChunk`).
 
 use std::sync::Arc;
 
@@ -48,7 +49,7 @@ pub(crate) fn changes_view(response: Arc<ChangesResponse>) -> RowView {
     }
     (move || match RENDERERS.get() {
         Some(renderers) => untrack(|| (renderers.changes)(response.clone())),
-        None => view! { <p class="changes__note">"Loading the changes…"</p> }.into_row_view(),
+        None => crate::components::changes::loading_note(),
     })
     .into_row_view()
 }
