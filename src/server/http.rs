@@ -15,6 +15,7 @@ use leptos_axum::{LeptosRoutes, ResponseOptions, generate_route_list};
 use serde::Deserialize;
 
 use super::assets::SiteAssets;
+use super::caught_panic::answer_panics;
 use super::chat::{Chat, ChatError};
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, MAX_BODY_BYTES};
@@ -101,6 +102,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.security.clone(), guard))
+        .layer(middleware::from_fn(answer_panics))
         .with_state(state)
 }
 

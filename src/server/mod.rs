@@ -3,6 +3,7 @@
 pub mod assets;
 mod attachments;
 mod branch;
+mod caught_panic;
 pub mod chat;
 mod checkpoint;
 pub mod cli;
