@@ -2,6 +2,8 @@
 // commands show "N files changed, +a −d" under their answer, the Changes button (worked from the keyboard) opens the
 // diff drawn with + and − line classes, a run that changes nothing shows no row, and a reload keeps them all. The
 // Changes view comes with the tool renderers' WASM chunk: opened before that chunk is there, it says it is loading.
+// Its request comes with the rarer requests' chunk: when that cannot be fetched, the view and the problem line say
+// so, and the next opening tries again.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -129,5 +131,32 @@ describe('chatwire run changes', () => {
       'one', 'two', 'three',
     ]);
     assert.ok(problems.some((p) => /the tool renderers did not load/.test(p)), problems.join('\n'));
+  });
+
+  test('the Changes request says so when its chunk cannot be fetched, and the next opening tries again', { timeout: 60_000 }, async (t) => {
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
+    t.after(() => browser.close());
+    watchProblems(browser.context, { requests: false });
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    let offline = true;
+    await page.route(/\/pkg\/split_rare_requests\.[^/]+\.wasm$/, (route) => (offline ? route.abort() : route.continue()));
+    await openApp(page, suite.server);
+    await page.locator('.sidebar__item .sidebar__link').first().click();
+    await page.getByText('Nothing to change.').waitFor({ timeout: 30_000 });
+    const first = page.locator('[data-testid="transcript"] .message[data-role="assistant"]').first();
+    const toggle = first.getByTestId('changes').locator('.changes__toggle');
+    await toggle.click();
+    const view = first.getByRole('region', { name: 'Changes of this run' });
+    await view.getByText('The changes could not be loaded: part of the page could not be loaded').waitFor({ timeout: 20_000 });
+    await page.getByRole('alert').filter({ hasText: 'Part of the page could not be loaded; try again.' }).waitFor();
+
+    offline = false;
+    await toggle.click();
+    await toggle.click();
+    await view.locator('.changes__entry').first().waitFor({ timeout: 20_000 });
+    assert.deepEqual(await view.getByRole('region', { name: 'edit.txt' }).locator('.diff-line--added .diff-line__text').allInnerTexts(), [
+      'one', 'two', 'three',
+    ]);
+    assert.equal(await page.getByText('Part of the page could not be loaded; try again.').count(), 0, 'the problem line is cleared');
   });
 });

@@ -5,6 +5,7 @@ mod batch;
 mod follow;
 mod notify;
 mod page;
+mod rare;
 mod reach;
 mod theme;
 

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_router::NavigateOptions;
 
 use super::follow::{self, Page};
-use super::{notify, reach, theme};
+use super::{notify, rare, reach, theme};
 use crate::app::{PageRequests, PageState, preselected_model};
 use crate::client::{self as api, ClientError};
 use crate::components::ChangesLoad;
@@ -31,27 +31,41 @@ pub fn connect(state: PageState) -> PageRequests {
         start: Callback::new(move |()| start(page)),
         open: Callback::new(move |session_id| follow::open(page, session_id)),
         send: Callback::new(move |outgoing| leptos::task::spawn_local(follow::send(page, outgoing))),
-        show_branch: Callback::new(move |message_id| leptos::task::spawn_local(follow::show_branch(page, message_id))),
-        restore: Callback::new(move |message_id| {
+        show_branch: Callback::new(move |message_id| {
             leptos::task::spawn_local(async move {
-                follow::restore_files(page, message_id).await;
+                if let Some(rare) = rare::load(state).await {
+                    (rare.show_branch)(page, message_id).await;
+                }
             })
         }),
-        fork: Callback::new(move |message_id| leptos::task::spawn_local(follow::fork(page, message_id))),
+        restore: Callback::new(move |message_id| {
+            leptos::task::spawn_local(async move {
+                if let Some(rare) = rare::load(state).await {
+                    (rare.restore_files)(page, message_id).await;
+                }
+            })
+        }),
+        fork: Callback::new(move |message_id| {
+            leptos::task::spawn_local(async move {
+                if let Some(rare) = rare::load(state).await {
+                    (rare.fork)(page, message_id).await;
+                }
+            })
+        }),
         restore_then_send: Callback::new(move |(message_id, outgoing)| {
             leptos::task::spawn_local(async move {
-                if follow::restore_files(page, message_id).await {
+                let Some(rare) = rare::load(state).await else { return };
+                if (rare.restore_files)(page, message_id).await {
                     follow::send(page, outgoing).await;
                 }
             })
         }),
         load_changes: Callback::new(move |(key, into): (String, RwSignal<ChangesLoad>)| {
             leptos::task::spawn_local(async move {
-                let Some(session_id) = state.session_id.get_untracked() else { return };
-                into.set(match api::run_changes(&session_id, &key).await {
-                    Ok(changes) => ChangesLoad::Loaded(std::sync::Arc::new(changes)),
-                    Err(error) => ChangesLoad::Failed(error.to_string()),
-                });
+                match rare::load(state).await {
+                    Some(rare) => (rare.load_changes)(state, key, into).await,
+                    None => into.set(ChangesLoad::Failed("part of the page could not be loaded".to_owned())),
+                }
             })
         }),
         stop: Callback::new(move |()| {
@@ -136,6 +150,15 @@ pub fn connect(state: PageState) -> PageRequests {
             }
         }),
     }
+}
+
+/// Fetches the diff of the run with checkpoint `key` into `into` (reached only from the rarer requests' chunk).
+pub(super) async fn load_changes(state: PageState, key: String, into: RwSignal<ChangesLoad>) {
+    let Some(session_id) = state.session_id.get_untracked() else { return };
+    into.set(match api::run_changes(&session_id, &key).await {
+        Ok(changes) => ChangesLoad::Loaded(std::sync::Arc::new(changes)),
+        Err(error) => ChangesLoad::Failed(error.to_string()),
+    });
 }
 
 thread_local! {

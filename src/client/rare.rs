@@ -1,0 +1,57 @@
+//! The page's rarer requests (fork, restore files, show another version, a run's changes) as a WASM chunk of their
+//! own (`cargo leptos --split`), fetched the first time one of them is asked for.
+//!
+//! Each is a click away and then waits on the server anyway; their response types (the fork's workspace, the
+//! restore's file lists, the diff) and the code that lands them in the page's signals are not on the first load.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use leptos::prelude::*;
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
+
+use super::follow::{self, Page};
+use crate::app::PageState;
+use crate::components::ChangesLoad;
+
+type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
+
+/// What the chunk hands the main module.
+#[derive(Clone, Copy)]
+pub struct Rare {
+    pub fork: fn(Page, String) -> Boxed<()>,
+    pub restore_files: fn(Page, String) -> Boxed<bool>,
+    pub show_branch: fn(Page, String) -> Boxed<()>,
+    pub load_changes: fn(PageState, String, RwSignal<ChangesLoad>) -> Boxed<()>,
+}
+
+/// The split point: everything only this reaches goes into the chunk.
+#[wasm_split(rare_requests, fallible)]
+fn rare() -> Result<Rare, SplitLoaderError> {
+    Ok(Rare {
+        fork: |page, message_id| Box::pin(follow::fork(page, message_id)),
+        restore_files: |page, message_id| Box::pin(follow::restore_files(page, message_id)),
+        show_branch: |page, message_id| Box::pin(follow::show_branch(page, message_id)),
+        load_changes: |state, key, into| Box::pin(super::page::load_changes(state, key, into)),
+    })
+}
+
+/// What the problem line says while the chunk cannot be fetched.
+const NOT_LOADED: &str = "Part of the page could not be loaded; try again.";
+
+/// The chunk's requests; a failed fetch says so on the problem line (until a later ask gets the chunk) and is tried
+/// again at the next ask.
+pub async fn load(state: PageState) -> Option<Rare> {
+    match rare().await {
+        Ok(rare) => {
+            if state.problem.with_untracked(|problem| problem.as_deref() == Some(NOT_LOADED)) {
+                state.problem.set(None);
+            }
+            Some(rare)
+        }
+        Err(_) => {
+            state.problem.set(Some(NOT_LOADED.to_owned()));
+            None
+        }
+    }
+}
