@@ -22,6 +22,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { getPage, makeTempDir, removeDir, startServer } from '../tests/support.mjs';
+import { isTask, readTrace, within } from './trace.mjs';
 
 const CHROMIUM_PATH = '/usr/bin/chromium';
 const ANSWER_BYTES = 64 * 1024;
@@ -71,23 +72,6 @@ async function sessionWithHistory(server, cookie, runs) {
   }
   return sessionId;
 }
-
-/** A Chromium trace's events, and the complete (`X`) ones on the page renderer's main thread, by start time. */
-function readTrace(trace) {
-  const events = JSON.parse(trace.toString('utf8')).traceEvents ?? [];
-  const mainThreads = new Set(
-    events
-      .filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain')
-      .map((e) => `${e.pid}:${e.tid}`),
-  );
-  const onMain = events
-    .filter((e) => e.ph === 'X' && mainThreads.has(`${e.pid}:${e.tid}`))
-    .sort((a, b) => a.ts - b.ts || b.dur - a.dur);
-  return { events, onMain };
-}
-
-const isTask = (e) => e.name === 'ThreadControllerImpl::RunTask' || e.name === 'RunTask';
-const within = (windowStart, windowEnd) => (e) => e.ts >= windowStart && e.ts + e.dur <= windowEnd;
 
 /**
  * The main thread's tasks in the window by kind, from the trace events nested in each: a frame that redraws the
@@ -195,8 +179,13 @@ async function measure(label, { server, cookie, sessionId, prompt, pkgDir, cssFi
     await page.goto(new URL(sessionId ? `/s/${sessionId}` : '/', server.origin).href, { waitUntil: 'load' });
     await page.waitForSelector('.app[data-hydrated="true"]', { state: 'attached', timeout: 30_000 });
     if (extraCss) await page.addStyleTag({ content: extraCss });
-    if (sessionId) await page.locator('.message').nth(199).waitFor({ state: 'attached', timeout: 30_000 });
-    const messagesBefore = await page.locator('.message').count();
+    // The last of the earlier answers: the messages before it are not all built (components/transcript.rs).
+    if (sessionId) {
+      const lastEarlier = page.locator('.message').filter({ hasText: `Short answer number ${EARLIER_RUNS - 1},` });
+      await lastEarlier.waitFor({ state: 'attached', timeout: 30_000 });
+    }
+    // Messages in the session before the answer, built into the page or not.
+    const messagesBefore = sessionId ? 2 * EARLIER_RUNS : 0;
     await page.waitForTimeout(500);
 
     const categories = ['devtools.timeline', 'toplevel'];

@@ -198,21 +198,29 @@ async fn scroll_to_message(id: String) {
         return;
     }
     let selector = format!("[data-message-id=\"{id}\"]");
+    let group_selector = format!("[data-messages~=\"{id}\"]");
+    let find = |selector: &str| {
+        web_sys::window()
+            .and_then(|window| window.document())
+            .and_then(|document| document.query_selector(selector).ok().flatten())
+    };
     let pause = api::Pause::new();
     for _ in 0..FIND_MESSAGE_TRIES {
         pause.sleep(FIND_MESSAGE_EVERY).await;
-        let found = web_sys::window()
-            .and_then(|window| window.document())
-            .and_then(|document| document.query_selector(&selector).ok().flatten());
-        if let Some(element) = found {
-            // One more pause: the transcript scrolls to its end once its rows are in, and that must come first.
-            pause.sleep(FIND_MESSAGE_EVERY).await;
-            element.scroll_into_view();
-            let _ = element.set_attribute("data-found", "true");
-            pause.sleep(Duration::from_secs(2)).await;
-            let _ = element.remove_attribute("data-found");
-            return;
-        }
+        let Some(element) = find(&selector) else {
+            // A message far from the viewport is not built: scrolling to its group's box builds it.
+            if let Some(group) = find(&group_selector) {
+                group.scroll_into_view();
+            }
+            continue;
+        };
+        // One more pause: the transcript scrolls to its end once its rows are in, and that must come first.
+        pause.sleep(FIND_MESSAGE_EVERY).await;
+        element.scroll_into_view();
+        let _ = element.set_attribute("data-found", "true");
+        pause.sleep(Duration::from_secs(2)).await;
+        let _ = element.remove_attribute("data-found");
+        return;
     }
 }
 

@@ -1,6 +1,8 @@
 //! The transcript: keyed message rows that follow new output while the reader is at the bottom, or an empty state
 //! with prompt suggestions and, for a returning user, the sessions they worked in last.
 
+use std::ops::Range;
+
 use leptos::prelude::*;
 
 use super::client_only::ClientOnly;
@@ -16,10 +18,20 @@ const SUGGESTIONS: [&str; 3] =
 /// How many of the latest sessions the empty state offers to go back to; the sidebar lists them all.
 const RECENT_SESSIONS: usize = 5;
 
-/// Messages are drawn in groups of this many, each a box the browser skips as a whole while it is off screen
-/// (`content-visibility` in style/main.css). One such box per message made the visibility checks of 200 earlier
-/// messages cost more, while an answer streamed, than drawing the answer (docs/decisions.md).
+/// Messages are built into the page in groups of this many, and only the groups near the viewport are: the others
+/// are empty boxes of the height they had when last drawn, so a session of thousands of messages opens as fast as a
+/// short one and the scroll bar does not jump (docs/decisions.md, "Long sessions").
 const MESSAGE_GROUP: usize = 16;
+
+/// The last groups are always built: the answer that streams is in them, and a session opens at its end.
+const ALWAYS_BUILT: usize = 2;
+
+/// How far beyond the viewport, above and below, groups are built before the reader reaches them, in viewport
+/// heights: a fling covers about one viewport height per frame.
+const BUILD_MARGIN: f64 = 1.5;
+
+/// The height of a group that was never drawn, while no group has been measured yet.
+const UNMEASURED_GROUP_HEIGHT: f64 = 1600.0;
 
 /// How close to the bottom, in pixels, still counts as "at the bottom" (a wheel notch or rounding).
 const BOTTOM_SLACK: i32 = 48;
@@ -50,6 +62,25 @@ pub fn Transcript(
     // Whether the view sticks to new output: true until the reader scrolls up, again once they are back at the bottom.
     let follow = RwSignal::new(true);
     let last_scroll_top = StoredValue::new(0);
+    // The groups built because they are near the viewport (the last `ALWAYS_BUILT` are built anyway), and the
+    // height each group had when it was last drawn.
+    let near = RwSignal::new(0..0);
+    let heights = StoredValue::new(Vec::<Option<f64>>::new());
+    let is_built =
+        move |group: usize, count: usize| group + ALWAYS_BUILT >= count || near.with(|near| near.contains(&group));
+    // A box stands in for an unbuilt group: as tall as the group was, else as the groups measured so far on average.
+    let box_height = move |group: usize| {
+        heights.with_value(|heights| {
+            heights.get(group).copied().flatten().unwrap_or_else(|| {
+                let measured: Vec<f64> = heights.iter().flatten().copied().collect();
+                if measured.is_empty() {
+                    UNMEASURED_GROUP_HEIGHT
+                } else {
+                    measured.iter().sum::<f64>() / measured.len() as f64
+                }
+            })
+        })
+    };
 
     // Once the views have applied what just changed (their effects run as tasks on the microtask queue, before the
     // frame renders), in that same frame: a scroll one animation frame later made the browser lay out and paint twice.
@@ -63,6 +94,55 @@ pub fn Transcript(
             }
         })
     };
+    // Builds the groups near the viewport and lets go of the others, keeping what the reader looks at in place: the
+    // first group that reaches into the viewport keeps its distance from the viewport's top, whatever was built or
+    // let go above it.
+    let place_groups = move || {
+        let Some(element) = scroller.get_untracked() else { return };
+        let layout = group_layout(&element);
+        heights.update_value(|heights| {
+            heights.resize(layout.len(), None);
+            for (height, place) in heights.iter_mut().zip(&layout) {
+                if place.built {
+                    *height = Some(place.height);
+                }
+            }
+        });
+        let top = f64::from(element.scroll_top());
+        let wanted = groups_near(&layout, top, f64::from(element.client_height()));
+        if near.get_untracked() == wanted {
+            return;
+        }
+        let anchor = layout.iter().position(|place| place.top + place.height > top);
+        let offset = anchor.map(|group| layout[group].top - top);
+        near.set(wanted);
+        leptos::task::spawn_local(async move {
+            leptos::task::tick().await;
+            let Some(element) = scroller.get_untracked() else { return };
+            if follow.get_untracked() {
+                element.set_scroll_top(element.scroll_height());
+                return;
+            }
+            let (Some(anchor), Some(offset)) = (anchor, offset) else { return };
+            let Some(place) = group_layout(&element).get(anchor).copied() else { return };
+            let wanted_top = place.top - offset;
+            // The browser's own scroll anchoring may have done it already.
+            if (f64::from(element.scroll_top()) - wanted_top).abs() > 1.0 {
+                element.set_scroll_top(wanted_top.round() as i32);
+            }
+        });
+    };
+    // The rows grow after they changed, too: markdown blocks are laid out at their size only once on screen, the
+    // highlighter colours code when its chunk arrives. While following, the view stays at the bottom through that.
+    let rows_box = NodeRef::<leptos::html::Div>::new();
+    on_resize(rows_box, move || {
+        if follow.get_untracked()
+            && let Some(element) = scroller.get_untracked()
+            && element.scroll_top() + element.client_height() < element.scroll_height() - 1
+        {
+            element.set_scroll_top(element.scroll_height());
+        }
+    });
     // Stream frames reach the snapshot at most every other animation frame (`client::FrameBatcher`), so the rows
     // are brought up to date as the snapshot changes, in the same frame: one markdown re-parse of the open tail,
     // one DOM update, layout and paint per batch. A hidden tab waits for its next animation frame, when shown.
@@ -71,12 +151,22 @@ pub fn Transcript(
         sync_scheduled.set_value(false);
         let report =
             chat.with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot))).unwrap_or_default();
-        if report.session_replaced && !follow.get_untracked() {
-            follow.set(true);
+        if report.session_replaced {
+            near.set(0..0);
+            heights.set_value(Vec::new());
+            if !follow.get_untracked() {
+                follow.set(true);
+            }
         }
         let changed = report.rows_changed || !report.parts_updated.is_empty();
         if changed && follow.get_untracked() {
             scroll_to_bottom();
+        }
+        if report.rows_changed {
+            leptos::task::spawn_local(async move {
+                leptos::task::tick().await;
+                place_groups();
+            });
         }
     };
     Effect::new(move |_| {
@@ -111,6 +201,7 @@ pub fn Transcript(
         if next != follow.get_untracked() {
             follow.set(next);
         }
+        place_groups();
     };
     let jump_to_latest = move |_| {
         follow.set(true);
@@ -134,6 +225,17 @@ pub fn Transcript(
         message_rows
             .with(|rows| rows.iter().skip(group * MESSAGE_GROUP).take(MESSAGE_GROUP).cloned().collect::<Vec<_>>())
     };
+    // What finds an unbuilt group's messages: a search hit scrolls its box into view, which builds it.
+    let group_message_ids = move |group: usize| {
+        message_rows.with(|rows| {
+            rows.iter()
+                .skip(group * MESSAGE_GROUP)
+                .take(MESSAGE_GROUP)
+                .map(|row| row.id.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+    };
 
     view! {
         <section
@@ -147,13 +249,32 @@ pub fn Transcript(
             <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion sessions current now/> }>
                 // The server renders an empty transcript; the rows are only ever built in the browser.
                 {ClientOnly(view! {
+                    <div class="transcript__rows" node_ref=rows_box>
                     <For each=move || 0..group_count() key=|group| *group let:group>
-                        <div class="message-group">
-                            <For each=move || group_rows(group) key=|row| row.id.clone() let:row>
-                                <MessageView row/>
-                            </For>
-                        </div>
+                        {
+                            let built = Memo::new(move |_| is_built(group, group_count()));
+                            move || if built.get() {
+                                view! {
+                                    <div class="message-group">
+                                        <For each=move || group_rows(group) key=|row| row.id.clone() let:row>
+                                            <MessageView row/>
+                                        </For>
+                                    </div>
+                                }
+                                .into_any()
+                            } else {
+                                view! {
+                                    <div
+                                        class="message-group message-group--unbuilt"
+                                        data-messages=move || group_message_ids(group)
+                                        style:height=format!("{}px", box_height(group))
+                                    ></div>
+                                }
+                                .into_any()
+                            }
+                        }
                     </For>
+                    </div>
                 })}
             </Show>
             {move || unshown_error().map(|message| view! { <p class="part part--error transcript__error" role="alert">{message}</p> })}
@@ -164,6 +285,44 @@ pub fn Transcript(
             </Show>
         </section>
     }
+}
+
+/// Where a message group is in the transcript's scrolled content, in pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct GroupPlace {
+    top: f64,
+    height: f64,
+    /// Built, rather than a box standing in for it.
+    built: bool,
+}
+
+/// The groups to build for a viewport `view_height` tall scrolled to `top`: those that reach within `BUILD_MARGIN`
+/// viewport heights of it.
+fn groups_near(layout: &[GroupPlace], top: f64, view_height: f64) -> Range<usize> {
+    let margin = BUILD_MARGIN * view_height;
+    let (from, to) = (top - margin, top + view_height + margin);
+    let start = layout.iter().position(|place| place.top + place.height >= from).unwrap_or(layout.len());
+    let end = layout.iter().rposition(|place| place.top <= to).map_or(start, |last| (last + 1).max(start));
+    start..end
+}
+
+/// The message groups' places in the transcript, in order.
+fn group_layout(scroller: &leptos::web_sys::HtmlElement) -> Vec<GroupPlace> {
+    #[cfg(feature = "hydrate")]
+    return browser::group_layout(scroller);
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = scroller;
+        Vec::new()
+    }
+}
+
+/// Calls `on_resize` after each layout in which the element `target` holds changed its size.
+fn on_resize(target: NodeRef<leptos::html::Div>, on_resize: impl Fn() + 'static) {
+    #[cfg(feature = "hydrate")]
+    browser::on_resize(target, on_resize);
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (target, on_resize);
 }
 
 /// Whether the tab is in the background, where the browser draws nothing.
@@ -189,11 +348,42 @@ mod browser {
 
     use js_sys::{Function, Promise, Reflect};
     use leptos::prelude::*;
-    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen::{JsCast, JsValue, closure::Closure};
     use wasm_bindgen_futures::JsFuture;
     use web_sys::Element;
 
+    use super::GroupPlace;
     use crate::chat_state::ChatSnapshot;
+
+    /// Offsets are from the transcript, which is the groups' offset parent (`position: relative`).
+    pub fn group_layout(scroller: &leptos::web_sys::HtmlElement) -> Vec<GroupPlace> {
+        let groups = scroller.get_elements_by_class_name("message-group");
+        (0..groups.length())
+            .filter_map(|index| groups.item(index)?.dyn_into::<web_sys::HtmlElement>().ok())
+            .map(|group| GroupPlace {
+                top: f64::from(group.offset_top()),
+                height: f64::from(group.offset_height()),
+                built: !group.class_list().contains("message-group--unbuilt"),
+            })
+            .collect()
+    }
+
+    pub fn on_resize(target: NodeRef<leptos::html::Div>, on_resize: impl Fn() + 'static) {
+        let callback = Closure::<dyn FnMut()>::new(on_resize);
+        let Ok(observer) = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) else { return };
+        let observing = StoredValue::new_local((observer, callback));
+        // The element comes and goes with the transcript's rows (an empty session shows the empty state instead).
+        Effect::new(move |_| {
+            let Some(element) = target.get() else { return };
+            observing.with_value(|(observer, _)| {
+                observer.disconnect();
+                observer.observe(&element);
+            });
+        });
+        on_cleanup(move || {
+            observing.try_with_value(|(observer, _)| observer.disconnect());
+        });
+    }
 
     pub fn copy(event: leptos::ev::MouseEvent, chat: ReadSignal<ChatSnapshot>) {
         let Some(button) = event
@@ -297,5 +487,40 @@ fn EmptyState(
                 </section>
             </Show>
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{GroupPlace, groups_near};
+
+    /// Groups of the given heights, stacked from the top.
+    fn stacked(heights: &[f64]) -> Vec<GroupPlace> {
+        let mut top = 0.0;
+        heights
+            .iter()
+            .map(|&height| {
+                let place = GroupPlace { top, height, built: true };
+                top += height;
+                place
+            })
+            .collect()
+    }
+
+    #[test]
+    fn builds_the_groups_within_a_margin_of_the_viewport() {
+        let layout = stacked(&[1000.0; 20]);
+        // Viewport 800 px at 10,000, margin 1,200 px: what reaches into 8,800..12,000, groups 8 to 12.
+        assert_eq!(groups_near(&layout, 10_000.0, 800.0), 8..13);
+        assert_eq!(groups_near(&layout, 0.0, 800.0), 0..3);
+        assert_eq!(groups_near(&layout, 19_200.0, 800.0), 17..20);
+    }
+
+    #[test]
+    fn an_empty_or_passed_layout_builds_nothing_near() {
+        assert_eq!(groups_near(&[], 0.0, 800.0), 0..0);
+        let layout = stacked(&[100.0, 100.0]);
+        let near = groups_near(&layout, 50_000.0, 800.0);
+        assert!(near.is_empty(), "{near:?}");
     }
 }

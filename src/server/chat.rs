@@ -278,7 +278,7 @@ impl Chat {
         let session =
             self.store.session(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.to_owned()))?;
         let live = self.live(session_id).await?;
-        Ok(self.sessions.transcript(&live).await?.snapshot.to_detail(session))
+        self.sessions.read_transcript(&live, |kept| kept.snapshot.to_detail(session)).await
     }
 
     /// `POST /api/chat/abort`: true when a run was stopped.

@@ -176,11 +176,21 @@ impl SessionRegistry {
     /// A copy of the session's transcript: built from the log the first time, then kept current by `log` and by
     /// what other instances appended since.
     pub(super) async fn transcript(&self, live: &SessionLive) -> Result<Kept, ChatError> {
+        self.read_transcript(live, Kept::clone).await
+    }
+
+    /// What `read` takes from the session's transcript, made current as for [`Self::transcript`], read in place:
+    /// a long session's detail is built from the kept transcript without copying it first.
+    pub(super) async fn read_transcript<T>(
+        &self,
+        live: &SessionLive,
+        read: impl FnOnce(&Kept) -> T,
+    ) -> Result<T, ChatError> {
         // Held while building: an append that lands meanwhile waits and is applied after (or, if the build already
         // read it, is recognised by its `seq` and changes nothing).
         let mut transcript = live.transcript.lock().await;
         self.make_current(live, &mut transcript).await?;
-        Ok(transcript.as_ref().expect("made current just above").clone())
+        Ok(read(transcript.as_ref().expect("made current just above")))
     }
 
     /// Builds the kept transcript, or brings it up to the log's end: another instance may have appended (a run it
