@@ -17,7 +17,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_ARGS, CHROMIUM_PATH, getPage, makeTempDir, removeDir, startServer } from '../tests/support.mjs';
+import { CHROMIUM_ARGS, CHROMIUM_PATH, getPage, makeTempDir, removeDir, seedSession, startServer } from '../tests/support.mjs';
 import { isTask, readTrace } from './trace.mjs';
 
 const SIZES = [100, 1000];
@@ -46,20 +46,8 @@ const SCRIPT = {
   turns: [{ toolCalls: [{ name: 'bash', arguments: { command: 'echo measured' } }] }, { text: ANSWER }],
 };
 
-async function seed(server, runs) {
-  const { cookie } = await getPage(server.url);
-  const post = async (route, body) => {
-    const response = await fetch(new URL(route, server.origin), {
-      method: 'POST',
-      headers: { cookie, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-    return response;
-  };
-  const { sessionId } = (await (await post('/api/sessions', { title: `${2 * runs} messages` })).json()).session;
-  for (let i = 0; i < runs; i++) await (await post('/api/chat', { sessionId, message: `Question number ${i}` })).text();
-  return sessionId;
+function seed(server, runs) {
+  return seedSession(server, `${2 * runs} messages`, Array.from({ length: runs }, (_, i) => `Question number ${i}`));
 }
 
 async function measure(server, sessionId) {

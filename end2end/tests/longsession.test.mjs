@@ -4,7 +4,7 @@
 // search hit in a message far from the end builds its group and scrolls to it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getPage, openChat, startServer, waitForHydration } from './support.mjs';
+import { openChat, seedSession, startServer, waitForHydration } from './support.mjs';
 
 const RUNS = 60;
 const MESSAGES = 2 * RUNS;
@@ -46,22 +46,8 @@ describe('long session', () => {
 
   before(async () => {
     server = await startServer({ script: SCRIPT, args: ['--approve', 'never'] });
-    const { cookie } = await getPage(server.url);
-    const post = async (route, body) => {
-      const response = await fetch(new URL(route, server.origin), {
-        method: 'POST',
-        headers: { cookie, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
-      return response;
-    };
-    sessionId = (await (await post('/api/sessions', { title: 'Long session' })).json()).session.sessionId;
-    for (let i = 0; i < RUNS; i++) {
-      const message = i === 3 ? 'Question number 3, about the zeppelin' : `Question number ${i}`;
-      // The answer is a stream that ends with the run.
-      await (await post('/api/chat', { sessionId, message })).text();
-    }
+    const prompts = Array.from({ length: RUNS }, (_, i) => (i === 3 ? 'Question number 3, about the zeppelin' : `Question number ${i}`));
+    sessionId = await seedSession(server, 'Long session', prompts);
   }, { timeout: 180_000 });
 
   after(async () => {

@@ -224,6 +224,26 @@ export async function getPage(url) {
   return { ...(await httpGet(next, cookie ? { cookie } : {})), cookie, setCookie };
 }
 
+/**
+ * Seeds a session through the API, signed in as a browser would be: a session titled `title`, then one run per
+ * prompt of `prompts`, each to its end (the answer is a stream that ends with the run). Resolves to its id.
+ */
+export async function seedSession(server, title, prompts) {
+  const { cookie } = await getPage(server.url);
+  const post = async (route, body) => {
+    const response = await fetch(new URL(route, server.origin), {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new Error(`${route}: ${response.status} ${await response.text()}`);
+    return response;
+  };
+  const { sessionId } = (await (await post('/api/sessions', { title })).json()).session;
+  for (const message of prompts) await (await post('/api/chat', { sessionId, message })).text();
+  return sessionId;
+}
+
 /** Attributes of every <link> tag in the HTML, as plain objects with lower-case names. */
 export function linkTags(html) {
   const links = [];
