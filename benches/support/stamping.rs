@@ -8,6 +8,7 @@ use chatwire::runtime::agent::{Agent, AgentConfig};
 use chatwire::runtime::builtin::AgentRuntime;
 use chatwire::runtime::models::{ModelCatalog, ModelEntry};
 use chatwire::runtime::provider::{ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
+use chatwire::runtime::registry::Agents;
 use chatwire::server::assets::SiteAssets;
 use chatwire::server::chat::{Chat, ChatConfig};
 use chatwire::server::http::{AppState, router};
@@ -78,7 +79,7 @@ pub async fn instance(store: Arc<dyn Store>, provider: StampingProvider, data: &
         attachments: chatwire::protocol::AttachmentLimits::default(),
     };
     let runtime = Arc::new(AgentRuntime::new(models.clone()));
-    let chat = Chat::open(store, runtime, models, config).await.unwrap();
+    let chat = Chat::open(store, Agents::single(runtime), models, config).await.unwrap();
     let security = Arc::new(Security { token: None, allowed_hosts: vec!["127.0.0.1".into()] });
     let leptos = leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build();
     let state = AppState { leptos, assets: SiteAssets::detect("target/site"), chat: chat.clone(), security };

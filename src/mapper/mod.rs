@@ -287,6 +287,10 @@ impl EventMapper {
             AgentEvent::QueueUpdate { steering, follow_up } => {
                 self.emit(ChatFrame::Queue(QueueFrame { seq: None, steering, follow_up }), out)
             }
+            AgentEvent::PlanUpdate { todos } => {
+                self.ensure_run(out);
+                self.plan_changed(todos, out);
+            }
             AgentEvent::CompactionStart { reason } => {
                 // A manual compaction happens between runs: the one that just ended is over.
                 if reason == CompactionReason::Manual && self.run.as_ref().is_some_and(|r| r.awaiting_settle) {
@@ -590,11 +594,16 @@ impl EventMapper {
         let todos = (!is_error && track.kind.is_checklist()).then(|| TodosOutput::from_output(&output)).flatten();
         self.tool_frame(tool_call_id, state, None, Some(output), error_text, out);
         if let Some(TodosOutput { todos }) = todos {
-            let run = self.run_mut();
-            let frame = plan_frame(run.mode, &todos, false);
-            run.plan = Some(todos);
-            self.emit(frame, out);
+            self.plan_changed(todos, out);
         }
+    }
+
+    /// The run's plan is now `todos`, from a checklist tool or the runtime's own plan event.
+    fn plan_changed(&mut self, todos: Vec<TodoItem>, out: &mut Vec<ChatFrame>) {
+        let run = self.run_mut();
+        let frame = plan_frame(run.mode, &todos, false);
+        run.plan = Some(todos);
+        self.emit(frame, out);
     }
 
     fn ui_request(&mut self, request: UiRequest, out: &mut Vec<ChatFrame>) {

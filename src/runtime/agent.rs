@@ -1,15 +1,14 @@
 //! The built-in agent loop: model calls, tool runs, steering and follow-up queues, automatic retry and abort,
 //! reported as pi-dialect `AgentEvent`s so the same mapper serves it and an external pi.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 
 use super::attached::{Prompt, user_message, without_images};
 use super::event::{
@@ -22,6 +21,7 @@ use super::provider::{
     AssistantBlock, CHARS_PER_TOKEN, ModelMessage, ModelRequest, ModelStop, Provider, ProviderError, StreamEvent,
     ToolSpec,
 };
+use super::seam::{RunControl, RunOptions, queue_event};
 use super::tools::{
     OptionalTools, Tool, ToolContext, ToolLimits, ToolOutput, Workspace, builtin_tools, optional_tools,
 };
@@ -60,24 +60,6 @@ const SUBAGENT_MAX_CALLS: usize = 24;
 
 /// The tool error of an approved write or edit whose file changed while the call waited for approval.
 pub const FILE_CHANGED: &str = "the file changed since the edit was proposed; nothing was written";
-
-/// How one run goes: the mode of `POST /api/chat` and what to do with the plan.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunOptions {
-    pub mode: AgentMode,
-    pub plan_action: Option<PlanAction>,
-}
-
-impl RunOptions {
-    /// The mode the run works in: `execute` carries the plan out as the agent, `refine` plans again.
-    pub fn effective_mode(&self) -> AgentMode {
-        match self.plan_action {
-            Some(PlanAction::Execute) => AgentMode::Agent,
-            Some(PlanAction::Refine) => AgentMode::Plan,
-            None => self.mode,
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
@@ -178,75 +160,6 @@ impl Default for AgentConfig {
             price: None,
             takes_images: true,
         }
-    }
-}
-
-/// Messages waiting for the running agent.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Queues {
-    /// Delivered after the current tool calls, before the next model call.
-    pub steering: VecDeque<String>,
-    /// Delivered when the agent would otherwise stop.
-    pub follow_up: VecDeque<String>,
-    /// Set once the agent has decided to stop: nothing queued after that could be delivered.
-    pub closed: bool,
-}
-
-/// Handles a run shares with the requests that steer, answer or stop it.
-#[derive(Clone, Default)]
-pub struct RunControl {
-    pub cancel: CancellationToken,
-    pub queues: Arc<Mutex<Queues>>,
-    /// Questions waiting for the user, by tool call id.
-    pub questions: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
-    /// Tool calls waiting for the user's approval, by tool call id.
-    pub approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
-    /// Woken when a message is queued, for runtimes that pass queued messages on as they come (pi).
-    pub wake: Arc<tokio::sync::Notify>,
-}
-
-impl RunControl {
-    /// Queues a message for the running agent and reports the new queue; false (and nothing queued) when the
-    /// agent has already decided to stop, so the caller starts a new run instead of losing the message.
-    #[must_use]
-    pub fn enqueue(&self, text: String, steer: bool, events: &mpsc::UnboundedSender<AgentEvent>) -> bool {
-        let mut queues = self.queues.lock().expect("the queue lock is never poisoned");
-        if queues.closed {
-            return false;
-        }
-        if steer {
-            queues.steering.push_back(text)
-        } else {
-            queues.follow_up.push_back(text)
-        }
-        let _ = events.send(queue_event(&queues));
-        self.wake.notify_one();
-        true
-    }
-
-    /// True once the agent has decided to stop: the run is ending and takes no more messages.
-    pub fn is_closing(&self) -> bool {
-        self.queues.lock().expect("the queue lock is never poisoned").closed
-    }
-
-    /// Delivers the user's decision on a call waiting for approval; false when no such call waits (any more), so
-    /// a second decision never runs a tool twice.
-    pub fn decide(&self, tool_call_id: &str, approve: bool) -> bool {
-        let waiting = self.approvals.lock().expect("the approval lock is never poisoned").remove(tool_call_id);
-        waiting.is_some_and(|sender| sender.send(approve).is_ok())
-    }
-
-    /// Delivers the user's answer to a pending question; false when no such question waits.
-    pub fn answer(&self, tool_call_id: &str, answer: String) -> bool {
-        let waiting = self.questions.lock().expect("the question lock is never poisoned").remove(tool_call_id);
-        waiting.is_some_and(|sender| sender.send(answer).is_ok())
-    }
-}
-
-fn queue_event(queues: &Queues) -> AgentEvent {
-    AgentEvent::QueueUpdate {
-        steering: queues.steering.iter().cloned().collect(),
-        follow_up: queues.follow_up.iter().cloned().collect(),
     }
 }
 

@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use super::agent::{Conversation, RunControl};
+use super::agent::Conversation;
 use super::attached::{AttachedBytes, IMAGES_UNSUPPORTED, Prompt, files_of, images_refused, user_message};
 use super::models::ModelCatalog;
 use super::provider::{AssistantBlock, ModelMessage};
+use super::seam::RunControl;
 use super::seam::{
-    EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture, RuntimeSession, SessionSetup,
+    Availability, Capabilities, ConversationRef, ConversationSource, EventSender, RunEnd, RunOpening, RunRequest,
+    Runtime, RuntimeError, RuntimeFuture, RuntimeSession, SessionSetup,
 };
 use super::tools::Workspace;
 use crate::chat_state::ChatSnapshot;
@@ -29,6 +31,14 @@ impl Runtime for AgentRuntime {
         "agent"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            rerun: Availability::Available,
+            compact: Availability::Available,
+            conversation: ConversationSource::Transcript,
+        }
+    }
+
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError> {
         let workspace = Workspace::new(&setup.workspace)
             .map_err(|source| RuntimeError::Workspace { path: setup.workspace.display().to_string(), source })?;
@@ -36,23 +46,11 @@ impl Runtime for AgentRuntime {
         Ok(Box::new(AgentSession { models: self.models.clone(), conversation, workspace }))
     }
 
-    fn rerun_unsupported(&self) -> Option<&'static str> {
-        None
-    }
-
-    fn reads_transcript(&self) -> bool {
-        true
-    }
-
-    fn compact_unsupported(&self) -> Option<&'static str> {
-        None
-    }
-
     fn fork_conversation<'a>(
         &'a self,
         _from: SessionSetup,
         _workspace: &'a std::path::Path,
-    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>> {
+    ) -> RuntimeFuture<'a, Result<Option<ConversationRef>, RuntimeError>> {
         // The built-in agent's conversation is the transcript, which the fork's log already holds.
         Box::pin(std::future::ready(Ok(None)))
     }
@@ -101,7 +99,7 @@ impl RuntimeSession for AgentSession {
                     agent.run(conversation, workspace, prompt, &request.options, control, events).await
                 }
             }
-            RunEnd::Settled { session_file: None }
+            RunEnd::Settled { conversation: None }
         })
     }
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::protocol::{CompactionReason, ContextUse, TokenUsage};
+use crate::protocol::{CompactionReason, ContextUse, TodoItem, TokenUsage};
 
 /// One line of a runtime's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,6 +58,11 @@ pub enum AgentEvent {
     QueueUpdate {
         steering: Vec<String>,
         follow_up: Vec<String>,
+    },
+    /// chatwire's addition to the dialect: the agent's whole plan, as it stands now (an ACP agent's `plan`), for a
+    /// runtime whose plan is not the output of a checklist tool.
+    PlanUpdate {
+        todos: Vec<TodoItem>,
     },
     /// `compaction_start`, or `auto_compaction_start` from older pi.
     CompactionStart {
@@ -284,6 +289,7 @@ struct RawEvent<'a> {
     approved: Option<bool>,
     steering: Option<Vec<String>>,
     follow_up: Option<Vec<String>>,
+    todos: Option<Vec<Value>>,
     reason: Option<String>,
     aborted: Option<bool>,
     will_retry: Option<bool>,
@@ -365,6 +371,16 @@ impl AgentEvent {
             "queue_update" => AgentEvent::QueueUpdate {
                 steering: raw.steering.unwrap_or_default(),
                 follow_up: raw.follow_up.unwrap_or_default(),
+            },
+            "plan_update" => AgentEvent::PlanUpdate {
+                todos: raw
+                    .todos
+                    .ok_or_else(|| missing("todos"))?
+                    .iter()
+                    .map(|todo| {
+                        TodoItem::parse_lenient(todo).ok_or_else(|| shape(format!("a todo without text: {todo}")))
+                    })
+                    .collect::<Result<_, _>>()?,
             },
             "compaction_start" | "auto_compaction_start" => AgentEvent::CompactionStart {
                 reason: CompactionReason::parse(raw.reason.as_deref().unwrap_or("threshold")),

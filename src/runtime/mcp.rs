@@ -8,20 +8,17 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdout, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use super::child::{ChildProcess, ChildSpec, ChildWriter, Spawned, StdoutLine};
 use super::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
-use crate::ndjson::{LineEvent, LineSplitter};
 
 /// The revision chatwire asks for; the others are the ones it accepts when a server answers with its own.
 const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -31,7 +28,6 @@ const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 const MAX_LIST_PAGES: usize = 100;
 /// The longest function name the model APIs take (OpenAI's limit).
 const MAX_TOOL_NAME_CHARS: usize = 64;
-const STDERR_LINES_KEPT: usize = 5;
 /// Base64 `data` of an image or audio result longer than this is left out of what the transcript keeps.
 const MAX_INLINE_DATA_CHARS: usize = 4096;
 const DEFAULT_STARTUP_TIMEOUT_SECS: u64 = 30;
@@ -111,30 +107,19 @@ struct Pending {
     closed: Option<String>,
 }
 
-/// One running server process and the requests in flight to it.
+/// One running server process and the requests in flight to it. Dropping it kills the server's process group.
 struct Connection {
-    pid: Option<u32>,
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
+    process: Arc<ChildProcess>,
+    outgoing: ChildWriter,
     pending: Arc<Mutex<Pending>>,
     next_id: AtomicU64,
     /// Set by `notifications/tools/list_changed`: the tools are listed again before the next call.
     tools_changed: Arc<AtomicBool>,
 }
 
-impl Drop for Connection {
-    fn drop(&mut self) {
-        if let Some(pid) = self.pid {
-            // SAFETY: kill(2) on the process group this child leads; no memory is touched.
-            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
-        }
-    }
-}
-
-fn send_line(outgoing: &mpsc::UnboundedSender<Vec<u8>>, message: &Value) {
-    let mut line = serde_json::to_vec(message).expect("a JSON value serializes");
-    line.push(b'\n');
+fn send_line(outgoing: &ChildWriter, message: &Value) {
     // A closed writer means the process is gone; the reader reports that to every request.
-    let _ = outgoing.send(line);
+    let _ = outgoing.send_json(message);
 }
 
 impl Connection {
@@ -144,48 +129,31 @@ impl Connection {
         config: &McpServerConfig,
         cwd: &std::path::Path,
     ) -> Result<(Connection, Vec<ToolInfo>), McpError> {
-        let mut child = Command::new(&config.command)
-            .args(&config.args)
-            .envs(&config.env)
-            .current_dir(cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| McpError::Spawn {
-                command: config.command.clone(),
-                reason: format!("{e} (in {})", cwd.display()),
-            })?;
-        let mut stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr = child.stderr.take().expect("stderr is piped");
-        let stderr_tail = Arc::new(Mutex::new(Vec::new()));
-        let stderr_done = tokio::spawn(log_stderr(name.to_owned(), stderr, stderr_tail.clone()));
-        let (outgoing, mut lines) = mpsc::unbounded_channel::<Vec<u8>>();
-        tokio::spawn(async move {
-            while let Some(line) = lines.recv().await {
-                if stdin.write_all(&line).await.is_err() || stdin.flush().await.is_err() {
-                    break;
-                }
-            }
-        });
+        let spec = ChildSpec {
+            program: config.command.clone().into(),
+            args: config.args.iter().map(Into::into).collect(),
+            env: config.env.clone(),
+            cwd: cwd.to_owned(),
+            max_line_bytes: MAX_LINE_BYTES,
+            label: format!("MCP server {name}"),
+        };
+        let Spawned { process, writer, stdout } = ChildProcess::spawn(&spec)
+            .map_err(|error| McpError::Spawn { command: error.program, reason: error.reason })?;
+        let process = Arc::new(process);
         let connection = Connection {
-            pid: child.id(),
-            outgoing: outgoing.clone(),
+            process: process.clone(),
+            outgoing: writer.clone(),
             pending: Arc::default(),
             next_id: AtomicU64::new(1),
             tools_changed: Arc::default(),
         };
         let reader = Reader {
             server: name.to_owned(),
-            outgoing,
+            outgoing: writer,
             pending: connection.pending.clone(),
             tools_changed: connection.tools_changed.clone(),
-            stderr_tail,
         };
-        tokio::spawn(reader.run(child, stdout, stderr_done));
+        tokio::spawn(reader.run(Arc::downgrade(&process), stdout));
 
         let timeout = Duration::from_secs(config.startup_timeout_secs.unwrap_or(DEFAULT_STARTUP_TIMEOUT_SECS).max(1));
         let never = CancellationToken::new();
@@ -206,7 +174,7 @@ impl Connection {
     }
 
     fn is_open(&self) -> bool {
-        self.pending.lock().expect("the pending lock is never poisoned").closed.is_none()
+        self.process.is_alive() && self.pending.lock().expect("the pending lock is never poisoned").closed.is_none()
     }
 
     fn notify(&self, method: &str, params: Option<Value>) {
@@ -296,41 +264,21 @@ impl Connection {
 /// Reads a server's stdout: answers go to the requests waiting for them, requests from the server are answered.
 struct Reader {
     server: String,
-    outgoing: mpsc::UnboundedSender<Vec<u8>>,
+    outgoing: ChildWriter,
     pending: Arc<Mutex<Pending>>,
     tools_changed: Arc<AtomicBool>,
-    stderr_tail: Arc<Mutex<Vec<String>>>,
 }
 
 impl Reader {
-    async fn run(self, mut child: Child, mut stdout: ChildStdout, stderr_done: tokio::task::JoinHandle<()>) {
-        let mut splitter = LineSplitter::new(MAX_LINE_BYTES);
-        let mut buffer = vec![0_u8; 64 * 1024];
-        loop {
-            match stdout.read(&mut buffer).await {
-                Ok(0) | Err(_) => break,
-                Ok(read) => splitter.feed(&buffer[..read], |event| self.line(event)),
-            }
+    /// `process` is weak so that a connection dropped while its server runs still kills it at once.
+    async fn run(self, process: Weak<ChildProcess>, mut stdout: mpsc::Receiver<StdoutLine>) {
+        while let Some(line) = stdout.recv().await {
+            self.line(line);
         }
-        splitter.finish(|event| self.line(event));
-        let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-            Ok(Ok(status)) => format!(" ({status})"),
-            Ok(Err(_)) | Err(_) => {
-                // Its stdout is gone, so it can never answer again: it goes, with whatever it started.
-                if let Some(pid) = child.id() {
-                    // SAFETY: kill(2) on the process group this child leads; no memory is touched.
-                    unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
-                }
-                let _ = child.wait().await;
-                " (its output closed; it was killed)".to_owned()
-            }
-        };
-        // Its last words on stderr say why it ended; they may still be on their way.
-        let _ = tokio::time::timeout(EXIT_GRACE, stderr_done).await;
-        let last_words = self.stderr_tail.lock().expect("the stderr lock is never poisoned").last().cloned();
-        let why = match last_words {
-            Some(line) => format!("{status}: {line}"),
-            None => status,
+        // Its stdout is gone, so it can never answer again: what it last said on stderr tells why.
+        let why = match process.upgrade() {
+            Some(process) => process.exit_description(EXIT_GRACE).await,
+            None => " (its connection was closed)".to_owned(),
         };
         tracing::warn!(server = %self.server, "MCP server exited{why}");
         let waiting = {
@@ -343,19 +291,18 @@ impl Reader {
         }
     }
 
-    fn line(&self, event: LineEvent<'_>) {
-        let bytes = match event {
-            LineEvent::Line(line) if line.bytes.iter().all(u8::is_ascii_whitespace) => return,
-            LineEvent::Line(line) => line.bytes,
-            LineEvent::TooLong { number, limit } => {
-                tracing::warn!(server = %self.server, "MCP server line {number} is longer than {limit} bytes; dropped");
+    fn line(&self, line: StdoutLine) {
+        let text = match line {
+            StdoutLine::Text { text, .. } => text,
+            StdoutLine::Unreadable(why) => {
+                tracing::warn!(server = %self.server, "MCP server {why}; dropped");
                 return;
             }
         };
-        let message: Value = match serde_json::from_slice(bytes) {
+        let message: Value = match serde_json::from_str(&text) {
             Ok(Value::Object(message)) => Value::Object(message),
             Ok(_) | Err(_) => {
-                let shown: String = String::from_utf8_lossy(bytes).chars().take(200).collect();
+                let shown: String = text.chars().take(200).collect();
                 tracing::warn!(server = %self.server, "MCP server wrote a line that is not a JSON-RPC message: {shown}");
                 return;
             }
@@ -399,32 +346,6 @@ impl Reader {
             (None, None) => tracing::warn!(server = %self.server, "MCP server message without method or id: {message}"),
         }
     }
-}
-
-async fn log_stderr(server: String, mut stderr: tokio::process::ChildStderr, tail: Arc<Mutex<Vec<String>>>) {
-    let mut splitter = LineSplitter::new(4 * 1024);
-    let mut buffer = vec![0_u8; 8 * 1024];
-    let mut keep = |event: LineEvent<'_>| {
-        if let LineEvent::Line(line) = event {
-            let text = String::from_utf8_lossy(line.bytes).trim_end().to_owned();
-            if text.is_empty() {
-                return;
-            }
-            tracing::info!(target: "chatwire::mcp", server = %server, "{text}");
-            let mut tail = tail.lock().expect("the stderr lock is never poisoned");
-            if tail.len() == STDERR_LINES_KEPT {
-                tail.remove(0);
-            }
-            tail.push(text);
-        }
-    };
-    loop {
-        match stderr.read(&mut buffer).await {
-            Ok(0) | Err(_) => break,
-            Ok(read) => splitter.feed(&buffer[..read], &mut keep),
-        }
-    }
-    splitter.finish(&mut keep);
 }
 
 /// One tool a server lists.

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod attached;
 pub mod builtin;
+pub mod child;
 pub mod event;
 pub mod mcp;
 pub mod models;
@@ -10,6 +11,7 @@ pub mod pi;
 pub mod price;
 pub mod provider;
 pub mod providers;
+pub mod registry;
 pub mod scripted;
 pub mod seam;
 pub mod tools;

@@ -6,12 +6,16 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 
-use tokio::sync::mpsc;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 
-use super::agent::{RunControl, RunOptions};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
 use super::attached::{AttachedBytes, AttachedFile};
 use super::event::AgentEvent;
 use crate::chat_state::ChatSnapshot;
+use crate::protocol::{AgentMode, PlanAction};
 
 /// What the runtime's async steps return.
 pub type RuntimeFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -29,13 +33,32 @@ pub struct SessionSetup {
     pub transcript: ChatSnapshot,
     /// The bytes of the files the transcript's user messages attach, for the same runtime.
     pub attached: AttachedBytes,
-    /// The runtime's own file of the branch the run goes on (pi's session file), as the session's log named it.
-    pub session_file: Option<String>,
-    /// How much of `session_file` the run starts from.
+    /// The runtime's own reference to the conversation of the branch the run goes on, as the session's log named it.
+    pub conversation: Option<ConversationRef>,
+    /// How much of that conversation the run starts from.
     pub start: ConversationStart,
 }
 
-/// How much of its conversation file a runtime that keeps one (pi) starts from. A runtime that takes its
+/// What a runtime that keeps the conversation itself needs to find it again, opaque to everything else: pi's session
+/// file, an ACP agent's session id. The log keeps it on `start` and `done` frames (`sessionFile`), per branch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationRef(String);
+
+impl ConversationRef {
+    pub fn new(reference: impl Into<String>) -> ConversationRef {
+        ConversationRef(reference.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// How much of its conversation a runtime that keeps one (pi) starts from. A runtime that takes its
 /// conversation from `SessionSetup::transcript` finds the same cut made there.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum ConversationStart {
@@ -70,7 +93,7 @@ pub struct RunRequest {
 /// What the runtime tells of a run as it opens, for the run's `start` frame.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunOpening {
-    pub session_file: Option<String>,
+    pub conversation: Option<ConversationRef>,
     /// The runtime could not reopen the conversation it had and starts over without it.
     pub session_reset: bool,
 }
@@ -78,8 +101,8 @@ pub struct RunOpening {
 /// How a run ended, as the runtime saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RunEnd {
-    /// The runtime is idle with nothing queued; `session_file` names the conversation's file where it keeps one.
-    Settled { session_file: Option<String> },
+    /// The runtime is idle with nothing queued; `conversation` names the conversation where it keeps one.
+    Settled { conversation: Option<ConversationRef> },
     /// The runtime failed (died, hung, sent malformed data): the run ends with an `error` of this message and code.
     Failed { message: String, code: &'static str },
 }
@@ -92,32 +115,61 @@ pub enum RuntimeError {
     Fork(String),
 }
 
+/// What a runtime can do, in one value the server reads instead of asking capability by capability.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Edits and regenerations: runs that start from part of the conversation (`SessionSetup::start`).
+    pub rerun: Availability,
+    /// Compacting the conversation when the user asks (`/compact`).
+    pub compact: Availability,
+    /// Where the model's view of the conversation comes from.
+    pub conversation: ConversationSource,
+}
+
+/// Whether the user can ask for something, and if not, why (said to them as it is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    Available,
+    Unavailable(String),
+}
+
+impl Availability {
+    /// Why it is unavailable, if it is.
+    pub fn reason(&self) -> Option<&str> {
+        match self {
+            Availability::Available => None,
+            Availability::Unavailable(why) => Some(why),
+        }
+    }
+}
+
+/// Where a runtime's model finds the conversation so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConversationSource {
+    /// Rebuilt from `SessionSetup::transcript` for every session it opens, with the bytes of the attached files in
+    /// `SessionSetup::attached`.
+    Transcript,
+    /// Kept by the runtime itself and found again by `SessionSetup::conversation`.
+    OwnedByRuntime,
+}
+
 /// An agent runtime: opens one `RuntimeSession` per chat session.
 pub trait Runtime: Send + Sync + 'static {
     /// What `/api/health` calls it.
     fn name(&self) -> &'static str;
 
+    fn capabilities(&self) -> Capabilities;
+
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError>;
 
-    /// Why this runtime cannot run an edit or a regeneration, if it cannot: those runs start from part of the
-    /// conversation (`SessionSetup::start`).
-    fn rerun_unsupported(&self) -> Option<&'static str>;
-
-    /// Why this runtime cannot compact the conversation when the user asks (`/compact`), if it cannot.
-    fn compact_unsupported(&self) -> Option<&'static str>;
-
-    /// Whether the runtime builds the model's view from `SessionSetup::transcript` (and so needs the bytes of its
-    /// attached files in `SessionSetup::attached`) rather than keeping a conversation of its own.
-    fn reads_transcript(&self) -> bool;
-
-    /// Makes the runtime's own file of the conversation for a session forked from `from`: `from.session_file` cut
-    /// at `from.start`, to go on in `workspace`. `None` for a runtime that keeps no file (it reads the transcript)
-    /// or when the cut leaves nothing.
+    /// Makes the runtime's own copy of the conversation for a session forked from `from`: `from.conversation` cut
+    /// at `from.start`, to go on in `workspace`. `None` for a runtime that keeps none (it reads the transcript) or
+    /// when the cut leaves nothing.
     fn fork_conversation<'a>(
         &'a self,
         from: SessionSetup,
         workspace: &'a Path,
-    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>>;
+    ) -> RuntimeFuture<'a, Result<Option<ConversationRef>, RuntimeError>>;
 }
 
 /// A runtime's side of one session: its conversation, its process. Runs on it one at a time.
@@ -136,4 +188,91 @@ pub trait RuntimeSession: Send {
 
     /// Ends what the session holds (a process and the tools it started); the session is being deleted.
     fn close(&mut self) -> RuntimeFuture<'_, ()>;
+}
+
+/// How one run goes: the mode of `POST /api/chat` and what to do with the plan.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunOptions {
+    pub mode: AgentMode,
+    pub plan_action: Option<PlanAction>,
+}
+
+impl RunOptions {
+    /// The mode the run works in: `execute` carries the plan out as the agent, `refine` plans again.
+    pub fn effective_mode(&self) -> AgentMode {
+        match self.plan_action {
+            Some(PlanAction::Execute) => AgentMode::Agent,
+            Some(PlanAction::Refine) => AgentMode::Plan,
+            None => self.mode,
+        }
+    }
+}
+
+/// Messages waiting for the running agent.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Queues {
+    /// Delivered after the current tool calls, before the next model call.
+    pub steering: VecDeque<String>,
+    /// Delivered when the agent would otherwise stop.
+    pub follow_up: VecDeque<String>,
+    /// Set once the agent has decided to stop: nothing queued after that could be delivered.
+    pub closed: bool,
+}
+
+/// Handles a run shares with the requests that steer, answer or stop it.
+#[derive(Clone, Default)]
+pub struct RunControl {
+    pub cancel: CancellationToken,
+    pub queues: Arc<Mutex<Queues>>,
+    /// Questions waiting for the user, by tool call id.
+    pub questions: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
+    /// Tool calls waiting for the user's approval, by tool call id.
+    pub approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
+    /// Woken when a message is queued, for runtimes that pass queued messages on as they come (pi).
+    pub wake: Arc<tokio::sync::Notify>,
+}
+
+impl RunControl {
+    /// Queues a message for the running agent and reports the new queue; false (and nothing queued) when the
+    /// agent has already decided to stop, so the caller starts a new run instead of losing the message.
+    #[must_use]
+    pub fn enqueue(&self, text: String, steer: bool, events: &mpsc::UnboundedSender<AgentEvent>) -> bool {
+        let mut queues = self.queues.lock().expect("the queue lock is never poisoned");
+        if queues.closed {
+            return false;
+        }
+        if steer {
+            queues.steering.push_back(text)
+        } else {
+            queues.follow_up.push_back(text)
+        }
+        let _ = events.send(queue_event(&queues));
+        self.wake.notify_one();
+        true
+    }
+
+    /// True once the agent has decided to stop: the run is ending and takes no more messages.
+    pub fn is_closing(&self) -> bool {
+        self.queues.lock().expect("the queue lock is never poisoned").closed
+    }
+
+    /// Delivers the user's decision on a call waiting for approval; false when no such call waits (any more), so
+    /// a second decision never runs a tool twice.
+    pub fn decide(&self, tool_call_id: &str, approve: bool) -> bool {
+        let waiting = self.approvals.lock().expect("the approval lock is never poisoned").remove(tool_call_id);
+        waiting.is_some_and(|sender| sender.send(approve).is_ok())
+    }
+
+    /// Delivers the user's answer to a pending question; false when no such question waits.
+    pub fn answer(&self, tool_call_id: &str, answer: String) -> bool {
+        let waiting = self.questions.lock().expect("the question lock is never poisoned").remove(tool_call_id);
+        waiting.is_some_and(|sender| sender.send(answer).is_ok())
+    }
+}
+
+pub(super) fn queue_event(queues: &Queues) -> AgentEvent {
+    AgentEvent::QueueUpdate {
+        steering: queues.steering.iter().cloned().collect(),
+        follow_up: queues.follow_up.iter().cloned().collect(),
+    }
 }

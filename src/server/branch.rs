@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::chat::{Chat, ChatError, new_id};
 use super::sessions::SessionLive;
 use crate::protocol::*;
-use crate::runtime::seam::{ConversationStart, UserMessageAt};
+use crate::runtime::seam::{ConversationRef, ConversationStart, UserMessageAt};
 use crate::store::RunStatus;
 
 /// What an edit or a regeneration runs on.
@@ -20,14 +20,14 @@ pub(super) struct RerunPlan {
     pub answered_again: Option<ChatMessage>,
     /// The runtime's file of the branch the message is on, and the message's place in it: a runtime that keeps
     /// its own conversation (pi) goes back to just before that message.
-    pub session_file: Option<String>,
+    pub conversation: Option<ConversationRef>,
     pub start: ConversationStart,
 }
 
 impl Chat {
     pub(super) async fn plan_rerun(&self, live: &SessionLive, rerun: &Rerun) -> Result<RerunPlan, ChatError> {
-        if let Some(why) = self.runtime.rerun_unsupported() {
-            return Err(ChatError::CannotBranch(why));
+        if let Some(why) = self.runtime_of(live).capabilities().rerun.reason() {
+            return Err(ChatError::CannotBranch(why.to_owned()));
         }
         let kept = self.sessions.transcript(live).await?;
         let snapshot = &kept.snapshot;
@@ -42,21 +42,21 @@ impl Chat {
             index: context.iter().filter(|earlier| earlier.role == Role::User).count(),
             text: message.text(),
         };
-        let session_file = kept.runtime_files.through(snapshot, Some(&snapshot.tree.leaf_from(id)));
+        let conversation = kept.runtime_files.through(snapshot, Some(&snapshot.tree.leaf_from(id)));
         let start = ConversationStart::BeforeUserMessage(at);
         Ok(match rerun.kind {
             RerunKind::Edit => RerunPlan {
                 branch: BranchPoint { parent_id: parent },
                 context,
                 answered_again: None,
-                session_file,
+                conversation,
                 start,
             },
             RerunKind::Regenerate => RerunPlan {
                 branch: BranchPoint { parent_id: Some(id.to_owned()) },
                 context,
                 answered_again: Some(message.clone()),
-                session_file,
+                conversation,
                 start,
             },
         })

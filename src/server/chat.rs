@@ -15,6 +15,7 @@ use super::sessions::SessionRegistry;
 use crate::protocol::*;
 use crate::runtime::Runtime;
 use crate::runtime::models::ModelCatalog;
+use crate::runtime::registry::Agents;
 use crate::store::{RunStatus, Store, StoreError, Wake, WakeSink};
 
 pub use super::sessions::{SessionLive, Tail};
@@ -65,11 +66,11 @@ pub enum ChatError {
     #[error("message {0} is not a user message: only what the user wrote can be edited or answered again")]
     NotAUserMessage(String),
     #[error("{0}")]
-    CannotBranch(&'static str),
+    CannotBranch(String),
     #[error("{0} is a run of its own: send it without streamingBehavior, rerun or planAction, once the run has ended")]
     CommandMixed(&'static str),
     #[error("{0}")]
-    Unsupported(&'static str),
+    Unsupported(String),
     #[error("`rerun` cannot be combined with streamingBehavior: edit or regenerate once the run has ended")]
     RerunWhileStreaming,
     #[error("a run is in progress: stop it before putting files back")]
@@ -109,8 +110,8 @@ impl From<crate::runtime::seam::RuntimeError> for ChatError {
 
 pub struct Chat {
     pub store: Arc<dyn Store>,
-    /// What runs go through: the built-in agent, pi, or a test's.
-    pub runtime: Arc<dyn Runtime>,
+    /// The agents runs go through, by name: the built-in agent, pi, ACP agents, or a test's.
+    pub agents: Agents,
     /// The models the built-in agent can run, by name (`GET /api/models`).
     pub models: Arc<ModelCatalog>,
     pub config: ChatConfig,
@@ -137,7 +138,7 @@ impl Chat {
     /// leases, ending dead instances' runs, and (on a shared store) listening to the other instances.
     pub async fn open(
         store: Arc<dyn Store>,
-        runtime: Arc<dyn Runtime>,
+        agents: Agents,
         models: Arc<ModelCatalog>,
         config: ChatConfig,
     ) -> Result<Arc<Chat>, ChatError> {
@@ -160,7 +161,7 @@ impl Chat {
         let chat = Arc::new(Chat {
             sessions: SessionRegistry::new(store.clone()),
             store,
-            runtime,
+            agents,
             models,
             config,
             streams_end: Default::default(),
@@ -243,6 +244,11 @@ impl Chat {
     /// The live state of an existing session.
     pub async fn live(&self, session_id: &str) -> Result<Arc<SessionLive>, ChatError> {
         self.sessions.live(session_id).await
+    }
+
+    /// The runtime of the agent the session runs on.
+    pub(super) fn runtime_of(&self, _session: &SessionLive) -> Arc<dyn Runtime> {
+        self.agents.default_entry().runtime.clone()
     }
 
     pub async fn create_session(&self, title: Option<String>) -> Result<SessionSummary, ChatError> {

@@ -75,12 +75,13 @@ pub struct ServeArgs {
     /// Another host name the server may be reached by (e.g. behind a reverse proxy); repeatable.
     #[arg(long = "allowed-host", env = "CHATWIRE_ALLOWED_HOSTS", value_delimiter = ',')]
     pub allowed_hosts: Vec<String>,
-    /// The agent runtime.
-    #[arg(long, env = "CHATWIRE_RUNTIME", value_enum, default_value_t = RuntimeKind::Agent)]
-    pub runtime: RuntimeKind,
-    /// How to start pi for `--runtime pi`: the executable and any arguments before `--mode rpc`, split on spaces.
-    #[arg(long, env = "CHATWIRE_PI_COMMAND", default_value = "pi")]
-    pub pi_command: String,
+    /// The agent of new sessions: `agent` (the built-in one) or `pi` [default: agent].
+    #[arg(long, env = "CHATWIRE_RUNTIME", value_name = "AGENT")]
+    pub runtime: Option<String>,
+    /// How to start pi, which is offered beside the built-in agent when this is given or `--runtime pi`: the
+    /// executable and any arguments before `--mode rpc`, split on spaces [default: pi].
+    #[arg(long, env = "CHATWIRE_PI_COMMAND")]
+    pub pi_command: Option<String>,
     /// Seconds pi may leave a command unanswered before the run ends as hung; a pi quiet this long is asked for its
     /// state, so a hang shows within twice this time.
     #[arg(long, env = "CHATWIRE_PI_TIMEOUT_SECS", default_value_t = 60)]
@@ -154,14 +155,6 @@ pub enum Approve {
     Always,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum RuntimeKind {
-    /// The built-in agent loop.
-    Agent,
-    /// A `pi --mode rpc` process per session (the pi coding agent, with its own configuration and models).
-    Pi,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ProviderKind {
@@ -217,8 +210,8 @@ impl ServeArgs {
             token: self.token.or(before.token),
             no_auth: self.no_auth || before.no_auth,
             allowed_hosts,
-            runtime: self.runtime,
-            pi_command: self.pi_command,
+            runtime: self.runtime.or(before.runtime),
+            pi_command: self.pi_command.or(before.pi_command),
             pi_timeout_secs: self.pi_timeout_secs,
             provider: self.provider,
             script: self.script.or(before.script),

@@ -8,15 +8,19 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::cli::{ProviderKind, RuntimeKind, ServeArgs};
+use super::cli::{ProviderKind, ServeArgs};
+use crate::runtime::Runtime;
 use crate::runtime::agent::{Agent, AgentConfig};
+use crate::runtime::builtin::AgentRuntime;
 use crate::runtime::mcp::{McpConfigError, McpServerConfig, McpServers, McpSettings};
 use crate::runtime::models::{CatalogError, ModelCatalog, ModelEntry};
+use crate::runtime::pi::{PiConfig, PiRuntime};
 use crate::runtime::price::TokenPrice;
 use crate::runtime::provider::Provider;
 use crate::runtime::providers::anthropic::AnthropicProvider;
 use crate::runtime::providers::openai::OpenAiProvider;
 use crate::runtime::providers::{ApiKey, Endpoint, http_client};
+use crate::runtime::registry::{AgentEntry, Agents, AgentsError};
 use crate::runtime::scripted::{Script, ScriptError, ScriptedProvider};
 use crate::runtime::tools::{OptionalTools, SearchBackend, find_python3};
 
@@ -91,6 +95,8 @@ pub enum ConfigError {
     Catalog(#[from] CatalogError),
     #[error(transparent)]
     Mcp(#[from] McpConfigError),
+    #[error(transparent)]
+    Agents(#[from] AgentsError),
 }
 
 impl ConfigFile {
@@ -112,6 +118,25 @@ impl ConfigFile {
 
 /// The MCP servers of the config file, not started yet; `None` when it names none. A relative `cwd` is taken from the
 /// config file's directory; a server without one runs in `--workspace` if given, else where chatwire was started.
+/// The agents this server offers: the built-in one over `models`, and pi when `--pi-command` or `--runtime pi` asks
+/// for it; `--runtime` names the agent of new sessions.
+pub fn agents(args: &ServeArgs, models: Arc<ModelCatalog>) -> Result<Agents, ConfigError> {
+    let builtin: Arc<dyn Runtime> = Arc::new(AgentRuntime::new(models));
+    let mut entries = vec![AgentEntry { name: builtin.name().to_owned(), runtime: builtin }];
+    let pi: Arc<dyn Runtime> = Arc::new(PiRuntime::new(pi_config(args)));
+    if args.pi_command.is_some() || args.runtime.as_deref() == Some(pi.name()) {
+        entries.push(AgentEntry { name: pi.name().to_owned(), runtime: pi });
+    }
+    Ok(Agents::new(entries, args.runtime.as_deref())?)
+}
+
+fn pi_config(args: &ServeArgs) -> PiConfig {
+    let mut words = args.pi_command.as_deref().unwrap_or("pi").split_whitespace().map(str::to_owned);
+    let program = words.next().unwrap_or_else(|| "pi".to_owned()).into();
+    let timeout = Duration::from_secs(args.pi_timeout_secs.max(1));
+    PiConfig { program, args: words.collect(), timeout, ..PiConfig::default() }
+}
+
 pub fn mcp_servers(file: Option<&ConfigFile>, args: &ServeArgs) -> Result<Option<McpServers>, ConfigError> {
     let Some(file) = file.filter(|file| !file.mcp.is_empty()) else {
         return Ok(None);
@@ -170,11 +195,8 @@ pub fn catalog_with(
             (vec![flags], None)
         }
     };
-    let optional = match args.runtime {
-        RuntimeKind::Agent => optional_tools(search_url.as_deref(), find_python3)?,
-        // pi runs its own tools; looking for a python3 would only log tools no run is offered.
-        RuntimeKind::Pi => OptionalTools::default(),
-    };
+    // The built-in agent is offered beside any other, so its tools are looked for whatever the default agent is.
+    let optional = optional_tools(search_url.as_deref(), find_python3)?;
     let client = http_client();
     let mut entries = models
         .iter()
@@ -415,9 +437,9 @@ provider = "scripted"
             "the flag wins"
         );
         assert_eq!(
-            search(&serve_args(&["--runtime", "pi", "--search-url", "http://127.0.0.1:1/s"])),
-            None,
-            "pi runs its own tools"
+            search(&serve_args(&["--runtime", "pi", "--search-url", "http://127.0.0.1:1/s"])).as_deref(),
+            Some("http://127.0.0.1:1/s"),
+            "the built-in agent is offered beside pi"
         );
         let error = catalog(&serve_args(&["--search-url", "ftp://x/"]), LOOPBACK, &no_env).err().unwrap();
         assert!(matches!(error, ConfigError::SearchUrl(ref m) if m.contains("not an http(s) URL")), "{error}");

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::chat::{Chat, ChatError, new_id};
 use crate::chat_state::ChatSnapshot;
 use crate::protocol::*;
-use crate::runtime::seam::{ConversationStart, SessionSetup, UserMessageAt};
+use crate::runtime::seam::{ConversationRef, ConversationStart, SessionSetup, UserMessageAt};
 use crate::store::RunStatus;
 
 /// Where a fork cuts the branch.
@@ -41,7 +41,7 @@ impl Chat {
             workspace: self.workspace_of(session_id),
             transcript: ChatSnapshot::default(),
             attached: Default::default(),
-            session_file: kept.runtime_files.through(snapshot, Some(&snapshot.tree.leaf_from(message_id))),
+            conversation: kept.runtime_files.through(snapshot, Some(&snapshot.tree.leaf_from(message_id))),
             start: match &point.next_prompt {
                 Some((_, at)) => ConversationStart::BeforeUserMessage(at.clone()),
                 None => ConversationStart::Whole,
@@ -80,7 +80,8 @@ impl Chat {
             self.copy_session_files(&source_id, fork_id).await?;
         }
         let workspace = self.workspace_of(fork_id);
-        let runtime_file = self.runtime.fork_conversation(from, &workspace).await?;
+        let source = self.live(&source_id).await?;
+        let runtime_file = self.runtime_of(&source).fork_conversation(from, &workspace).await?;
         self.log_fork(fork_id, point.messages, runtime_file).await?;
         let files = match (shared, &point.next_prompt) {
             (true, _) => ForkedWorkspace::Shared,
@@ -118,7 +119,7 @@ impl Chat {
         &self,
         fork_id: &str,
         messages: Vec<ChatMessage>,
-        runtime_file: Option<String>,
+        runtime_file: Option<ConversationRef>,
     ) -> Result<(), ChatError> {
         let Some(last) = messages.last().cloned() else { return Ok(()) };
         let live = self.live(fork_id).await?;
@@ -131,7 +132,7 @@ impl Chat {
             run_id: run_id.clone(),
             message: last,
             session_id: fork_id.to_owned(),
-            session_file: runtime_file,
+            session_file: runtime_file.map(ConversationRef::into_string),
             session_reset: None,
         }));
         if let Err(error) = self.sessions.log(&live, Some(&run_id), &lease, frames, Some(RunStatus::Done)).await {

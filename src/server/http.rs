@@ -131,7 +131,7 @@ async fn health(State(state): State<AppState>) -> Json<HealthResponse> {
     Json(HealthResponse {
         status: "ok".into(),
         version: env!("CARGO_PKG_VERSION").into(),
-        runtime: state.chat.runtime.name().into(),
+        runtime: state.chat.agents.default_entry().runtime.name().into(),
     })
 }
 
@@ -148,7 +148,7 @@ async fn models(State(state): State<AppState>) -> Json<ModelsResponse> {
             images: entry.agent.takes_images(),
         })
         .collect();
-    let rerun_unavailable = state.chat.runtime.rerun_unsupported().map(str::to_owned);
+    let rerun_unavailable = state.chat.agents.default_entry().runtime.capabilities().rerun.reason().map(str::to_owned);
     Json(ModelsResponse {
         default: catalog.default_entry().name.clone(),
         models,

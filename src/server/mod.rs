@@ -37,12 +37,9 @@ use std::time::Duration;
 
 use self::assets::SiteAssets;
 use self::chat::{Chat, ChatConfig};
-use self::cli::{Action, Cli, MapArgs, RuntimeKind, ServeArgs};
+use self::cli::{Action, Cli, MapArgs, ServeArgs};
 use self::http::{AppState, router};
 use self::security::Security;
-use crate::runtime::Runtime;
-use crate::runtime::builtin::AgentRuntime;
-use crate::runtime::pi::{PiConfig, PiRuntime};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -139,29 +136,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         None => Arc::new(crate::store::SqliteStore::open(&data_dir)?),
     };
     let file = self::config::ConfigFile::from_args(&args)?;
-    let mcp = match (self::config::mcp_servers(file.as_ref(), &args)?, args.runtime) {
-        (Some(servers), RuntimeKind::Agent) => {
+    // The config file's MCP servers are the built-in agent's tools (pi and ACP agents use their own configuration).
+    let mcp = match self::config::mcp_servers(file.as_ref(), &args)? {
+        Some(servers) => {
             servers.start().await;
             Some(Arc::new(servers))
         }
-        (Some(_), RuntimeKind::Pi) => {
-            tracing::warn!("the config file's MCP servers are for the built-in agent; pi uses its own configuration");
-            None
-        }
-        (None, _) => None,
+        None => None,
     };
     let env = |name: &str| std::env::var(name).ok();
     let models = Arc::new(self::config::catalog_with(&args, file.as_ref(), mcp.clone(), addr, &env)?);
-    let runtime: Arc<dyn Runtime> = match args.runtime {
-        RuntimeKind::Agent => Arc::new(AgentRuntime::new(models.clone())),
-        RuntimeKind::Pi => {
-            let mut words = args.pi_command.split_whitespace().map(str::to_owned);
-            let program = words.next().unwrap_or_else(|| "pi".to_owned()).into();
-            let timeout = Duration::from_secs(args.pi_timeout_secs.max(1));
-            Arc::new(PiRuntime::new(PiConfig { program, args: words.collect(), timeout, ..PiConfig::default() }))
-        }
-    };
-    let runtime_name = runtime.name();
+    let agents = self::config::agents(&args, models.clone())?;
+    let agent_names = agents.names();
     let config = ChatConfig {
         data_dir: data_dir.clone(),
         workspace: args.workspace.clone(),
@@ -170,7 +156,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
         checkpoint_file_limit: args.checkpoint_file_limit,
         attachments: args.attachment_limits(),
     };
-    let chat = Chat::open(store, runtime, models, config).await?;
+    let chat = Chat::open(store, agents, models, config).await?;
     let purging = tokio::spawn(purge::forget_old_requests(chat.store.clone(), self::chat::now_ms));
 
     let mut allowed_hosts: Vec<String> =
@@ -185,7 +171,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|source| StartError::Bind { addr, source })?;
     let local = listener.local_addr().map_err(|source| StartError::Bind { addr, source })?;
     let approval = args.approval_for(addr);
-    tracing::info!(data_dir = %data_dir.display(), assets = %assets.describe(), ?approval, runtime = runtime_name, "starting");
+    tracing::info!(data_dir = %data_dir.display(), assets = %assets.describe(), ?approval, agents = agent_names, "starting");
     // stdout carries exactly the URL line, so scripts and tests can pick it up.
     match &token {
         Some(token) => println!("chatwire listening on http://{local}/?token={token}"),

@@ -15,9 +15,9 @@ use crate::chat_state::ChatSnapshot;
 use crate::mapper::{EventMapper, RunMeta};
 use crate::protocol::*;
 use crate::runtime::RuntimeSession;
-use crate::runtime::agent::{RunControl, RunOptions};
 use crate::runtime::event::AgentEvent;
-use crate::runtime::seam::{ConversationStart, RunEnd, RunRequest, SessionSetup};
+use crate::runtime::seam::{ConversationRef, ConversationSource, ConversationStart, RunEnd, RunRequest, SessionSetup};
+use crate::runtime::seam::{RunControl, RunOptions};
 use crate::store::{Lease, RunStart, RunStatus, StoreError};
 
 /// The part of a session only its run touches: the mapper that makes its frames, and the runtime's side of it.
@@ -100,7 +100,7 @@ impl Chat {
             run_id: Some(run_id.clone()),
             prompt,
             mode: options.effective_mode(),
-            session_file: opening.session_file,
+            session_file: opening.conversation.map(ConversationRef::into_string),
             session_reset: opening.session_reset,
             branch: rerun.map(|plan| plan.branch),
             answers_again: answered_again.is_some(),
@@ -175,7 +175,9 @@ impl Chat {
         std::fs::create_dir_all(&workspace)
             .map_err(|source| ChatError::Workspace { path: workspace.display().to_string(), source })?;
         let seen_seq = kept.snapshot.last_seq;
-        let attached = match (self.runtime.reads_transcript(), rerun) {
+        let runtime = self.runtime_of(live);
+        let reads_transcript = runtime.capabilities().conversation == ConversationSource::Transcript;
+        let attached = match (reads_transcript, rerun) {
             (false, _) => Default::default(),
             (true, Some(plan)) => self.attached_bytes(&plan.context).await?,
             (true, None) => self.attached_bytes(&kept.snapshot.messages).await?,
@@ -186,26 +188,27 @@ impl Chat {
                 workspace,
                 attached,
                 transcript: ChatSnapshot::of_messages(plan.context.clone(), seen_seq),
-                session_file: plan.session_file.clone(),
+                conversation: plan.conversation.clone(),
                 start: plan.start.clone(),
             },
             None => SessionSetup {
                 session_id: live.id().to_owned(),
                 workspace,
                 attached,
-                session_file: kept.runtime_files.shown(&kept.snapshot),
+                conversation: kept.runtime_files.shown(&kept.snapshot),
                 transcript: kept.snapshot,
                 start: ConversationStart::Whole,
             },
         };
-        let runtime = self.runtime.open_session(setup)?;
+        let runtime = runtime.open_session(setup)?;
         let mapper = EventMapper::new(live.id(), Box::new(now_ms), Box::new(new_id));
         Ok(SessionRuntime { mapper, runtime, seen_seq })
     }
 }
 
-/// Workspaces and runtime files live on one instance's disk: a session that ran elsewhere (another instance without
-/// a shared data dir) finds neither here, and the operator should hear of it.
+/// Workspaces live on one instance's disk: a session that ran elsewhere (another instance without a shared data dir)
+/// finds none here, and the operator should hear of it. (A runtime that keeps its own conversation files, like pi,
+/// says itself when it cannot reopen one.)
 fn warn_of_missing_files(session_id: &str, workspace: &std::path::Path, kept: &super::sessions::Kept) {
     if !kept.snapshot.messages.is_empty() && !workspace.exists() {
         tracing::warn!(
@@ -214,15 +217,6 @@ fn warn_of_missing_files(session_id: &str, workspace: &std::path::Path, kept: &s
             "this session has run before, but its workspace is not on this server's disk: its run starts in an empty \
              workspace. Share the data directory between instances, or route each session to one instance \
              (README, \"Running several instances\")"
-        );
-    }
-    let shown = kept.runtime_files.shown(&kept.snapshot);
-    if let Some(file) = shown.as_deref().filter(|file| !std::path::Path::new(file).exists()) {
-        tracing::warn!(
-            session = %session_id,
-            file,
-            "the runtime's file of this session's conversation is not on this server's disk: the runtime starts \
-             the conversation afresh"
         );
     }
 }
@@ -334,8 +328,8 @@ impl RunTask {
                 frames.extend(map_all(mapper, settling));
                 match end {
                     // The built-in agent settles the run with its own last event; pi's end is told here.
-                    RunEnd::Settled { session_file } if mapper.is_run_open() => {
-                        frames.extend(mapper.settle_run(session_file));
+                    RunEnd::Settled { conversation } if mapper.is_run_open() => {
+                        frames.extend(mapper.settle_run(conversation.map(ConversationRef::into_string)));
                     }
                     RunEnd::Failed { message, code } if mapper.is_run_open() => {
                         tracing::warn!(run = %run_id, "{message}");

@@ -49,11 +49,12 @@ impl Chat {
             if request.streaming_behavior.is_some() || request.rerun.is_some() || request.plan_action.is_some() {
                 return Err(ChatError::CommandMixed(command.as_str()));
             }
-            let unsupported = match command {
-                ChatCommand::Compact => self.runtime.compact_unsupported(),
+            let capabilities = self.runtime_of(&*self.live(&request.session_id).await?).capabilities();
+            let availability = match command {
+                ChatCommand::Compact => capabilities.compact,
             };
-            if let Some(why) = unsupported {
-                return Err(ChatError::Unsupported(why));
+            if let Some(why) = availability.reason() {
+                return Err(ChatError::Unsupported(why.to_owned()));
             }
         }
         if request.rerun.is_some() && request.streaming_behavior.is_some() {

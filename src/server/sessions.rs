@@ -11,8 +11,8 @@ use super::run::SessionRuntime;
 use super::runtime_files::RuntimeFiles;
 use crate::chat_state::{ChatSnapshot, apply};
 use crate::protocol::*;
-use crate::runtime::agent::RunControl;
 use crate::runtime::event::AgentEvent;
+use crate::runtime::seam::RunControl;
 use crate::store::{Append, Lease, RunStatus, Store};
 
 /// The run a session is running, as the requests that steer, answer or stop it reach it.

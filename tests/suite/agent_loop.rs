@@ -8,11 +8,12 @@ use crate::support::invariants::{assert_no_null_fields, assert_run_invariants, t
 use crate::support::mapper::map_until_settled;
 use chatwire::mapper::{EventMapper, RunMeta};
 use chatwire::protocol::*;
-use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, RunControl, RunOptions, TodoStatus};
+use chatwire::runtime::agent::{Agent, AgentConfig, ApprovalPolicy, Conversation, TodoStatus};
 use chatwire::runtime::event::AgentEvent;
 use chatwire::runtime::price::TokenPrice;
 use chatwire::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
 use chatwire::runtime::scripted::{Script, ScriptedProvider};
+use chatwire::runtime::seam::{RunControl, RunOptions};
 use chatwire::runtime::tools::{CancellationToken, OptionalTools, SearchBackend, Workspace, find_python3};
 use serde_json::json;
 use tokio::sync::mpsc;

@@ -235,9 +235,9 @@ async fn a_question_pi_stops_waiting_for_ends_as_timed_out() {
 /// the run still settles (pi keeps the message for its next prompt) instead of waiting for pi forever.
 #[tokio::test]
 async fn a_follow_up_that_reaches_pi_after_its_agent_ended_lets_the_run_settle() {
-    use chatwire::runtime::agent::RunControl;
     use chatwire::runtime::event::AgentEvent;
     use chatwire::runtime::pi::{self, PiConfig};
+    use chatwire::runtime::seam::RunControl;
 
     let dir = tempfile::tempdir().unwrap();
     let script = format!(

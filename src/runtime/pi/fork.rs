@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{PiConfig, PiFailure, PiProcess};
-use crate::runtime::seam::{ConversationStart, SessionSetup, UserMessageAt};
+use crate::runtime::seam::{ConversationRef, ConversationStart, SessionSetup, UserMessageAt};
 
 /// One user message pi can fork before, as `get_fork_messages` lists them.
 #[derive(Debug, Deserialize)]
@@ -63,7 +63,7 @@ pub(super) async fn fork_into(
     from: &SessionSetup,
     workspace: &Path,
 ) -> Result<Option<String>, PiFailure> {
-    let file = from.session_file.as_deref().filter(|file| Path::new(file).is_file());
+    let file = from.conversation.as_ref().map(ConversationRef::as_str).filter(|file| Path::new(file).is_file());
     let cut = match (&from.start, file) {
         (ConversationStart::BeforeUserMessage(at), _) if at.index == 0 => return Ok(None),
         (_, None) => return Err(PiFailure::CannotFork("pi kept no session file for that branch".into())),

@@ -1,18 +1,12 @@
 //! The pi runtime: one `pi --mode rpc` process per session, driven by JSON commands on its stdin and read as agent
-//! events on its stdout, for the same mapper the built-in agent feeds.
-//!
-//! Framing is LF only with one trailing CR stripped (`ndjson::LineSplitter`): a generic line reader would also split
-//! on U+2028/U+2029, which JSON strings may contain raw.
+//! events on its stdout (one line each, framed by `runtime::child`), for the same mapper the built-in agent feeds.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
@@ -21,11 +15,11 @@ mod runtime;
 
 pub use runtime::PiRuntime;
 
-use super::agent::RunControl;
 use super::attached::{Prompt, with_text_files};
+use super::child::{ChildProcess, ChildSpec, ChildWriter, Spawned, StdoutLine};
 use super::event::{AgentEvent, CallUsage, RpcResponse, ToolResult};
 use super::providers::base64_of;
-use crate::ndjson::{LineEvent, LineSplitter};
+use super::seam::RunControl;
 
 /// How the pi process is started.
 #[derive(Debug, Clone)]
@@ -87,13 +81,6 @@ impl PiFailure {
             PiFailure::CannotFork(_) => "runtime_fork",
         }
     }
-}
-
-/// What the stdout reader hands the driver.
-enum Output {
-    Event(AgentEvent),
-    Malformed(String),
-    Closed,
 }
 
 /// Which pi session a process works on, from its answer to `get_state`.
@@ -158,101 +145,34 @@ struct Pending {
 
 /// A running pi process, in a process group of its own so that killing it also ends the tools it started.
 pub struct PiProcess {
-    child: Child,
-    stdin: ChildStdin,
-    output: mpsc::UnboundedReceiver<Output>,
-    /// The last lines pi wrote to stderr, for the error shown when it dies.
-    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    process: ChildProcess,
+    writer: ChildWriter,
+    stdout: mpsc::Receiver<StdoutLine>,
     next_command: u64,
     pending: HashMap<String, Pending>,
     last_heard: Instant,
     session: PiSession,
 }
 
-const STDERR_LINES_KEPT: usize = 5;
-
-impl Drop for PiProcess {
-    fn drop(&mut self) {
-        if let Some(pid) = self.child.id() {
-            // SAFETY: kill(2) on the process group this process leads; no memory is touched.
-            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
-        }
-    }
-}
+/// How long a pi whose output closed gets to exit before its group is killed.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
 
 impl PiProcess {
     pub fn spawn(config: &PiConfig, workspace: &Path) -> Result<PiProcess, PiFailure> {
-        let mut child = Command::new(&config.program)
-            .args(&config.args)
-            .args(["--mode", "rpc"])
-            .current_dir(workspace)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| PiFailure::Spawn { program: config.program.display().to_string(), reason: e.to_string() })?;
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let mut stdout = child.stdout.take().expect("stdout is piped");
-        let mut stderr = child.stderr.take().expect("stderr is piped");
-        let (sender, output) = mpsc::unbounded_channel();
-        let max_line_bytes = config.max_line_bytes;
-        tokio::spawn(async move {
-            let mut splitter = LineSplitter::new(max_line_bytes);
-            let mut buffer = vec![0_u8; 64 * 1024];
-            let mut deliver = |event: LineEvent<'_>| {
-                let output = match event {
-                    LineEvent::Line(line) if line.bytes.is_empty() => return,
-                    LineEvent::Line(line) => match std::str::from_utf8(line.bytes) {
-                        Ok(text) => match AgentEvent::parse(text) {
-                            Ok(event) => Output::Event(event),
-                            Err(error) => Output::Malformed(format!("line {}: {error}", line.number)),
-                        },
-                        Err(_) => Output::Malformed(format!("line {}: not UTF-8", line.number)),
-                    },
-                    LineEvent::TooLong { number, limit } => {
-                        Output::Malformed(format!("line {number}: longer than {limit} bytes"))
-                    }
-                };
-                let _ = sender.send(output);
-            };
-            loop {
-                match stdout.read(&mut buffer).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(read) => splitter.feed(&buffer[..read], &mut deliver),
-                }
-            }
-            splitter.finish(&mut deliver);
-            let _ = sender.send(Output::Closed);
-        });
-        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
-        let tail = stderr_tail.clone();
-        tokio::spawn(async move {
-            let mut buffer = vec![0_u8; 8 * 1024];
-            let mut splitter = LineSplitter::new(4 * 1024);
-            loop {
-                match stderr.read(&mut buffer).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(read) => splitter.feed(&buffer[..read], |event| {
-                        if let LineEvent::Line(line) = event {
-                            let text = String::from_utf8_lossy(line.bytes).into_owned();
-                            tracing::debug!(target: "chatwire::pi", "{text}");
-                            let mut tail = tail.lock().expect("the stderr lock is never poisoned");
-                            if tail.len() == STDERR_LINES_KEPT {
-                                tail.pop_front();
-                            }
-                            tail.push_back(text);
-                        }
-                    }),
-                }
-            }
-        });
+        let spec = ChildSpec {
+            program: config.program.clone(),
+            args: config.args.iter().map(OsString::from).chain(["--mode".into(), "rpc".into()]).collect(),
+            env: Default::default(),
+            cwd: workspace.to_owned(),
+            max_line_bytes: config.max_line_bytes,
+            label: "pi".into(),
+        };
+        let Spawned { process, writer, stdout } = ChildProcess::spawn(&spec)
+            .map_err(|error| PiFailure::Spawn { program: error.program, reason: error.reason })?;
         Ok(PiProcess {
-            child,
-            stdin,
-            output,
-            stderr_tail,
+            process,
+            writer,
+            stdout,
             next_command: 0,
             pending: HashMap::new(),
             last_heard: Instant::now(),
@@ -261,8 +181,8 @@ impl PiProcess {
     }
 
     /// True while the process has not exited.
-    pub fn is_alive(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+    pub fn is_alive(&self) -> bool {
+        self.process.is_alive()
     }
 
     /// The pi session this process works on, as of its latest answer to `get_state`.
@@ -283,26 +203,28 @@ impl PiProcess {
 
     /// Writes one JSON line to pi's stdin.
     async fn write(&mut self, message: &Value) -> Result<(), PiFailure> {
-        let mut line = serde_json::to_vec(message).expect("a JSON value serializes");
-        line.push(b'\n');
-        self.stdin.write_all(&line).await.map_err(|e| PiFailure::Write(e.to_string()))?;
-        self.stdin.flush().await.map_err(|e| PiFailure::Write(e.to_string()))
+        self.writer.send_json(message).map_err(|closed| PiFailure::Write(closed.to_string()))
     }
 
     /// The next thing pi said; a closed or garbled stdout is the failure it means.
     async fn next_event(&mut self) -> Result<AgentEvent, PiFailure> {
-        let output = self.output.recv().await;
+        let line = self.stdout.recv().await;
         self.last_heard = Instant::now();
-        match output {
-            Some(Output::Event(AgentEvent::MessageEnd(mut message))) => {
+        let event = match line {
+            Some(StdoutLine::Text { number, text }) => {
+                AgentEvent::parse(&text).map_err(|error| PiFailure::Malformed(format!("line {number}: {error}")))?
+            }
+            Some(StdoutLine::Unreadable(why)) => return Err(PiFailure::Malformed(why)),
+            None => return Err(PiFailure::Exited(self.process.exit_description(EXIT_GRACE).await)),
+        };
+        match event {
+            AgentEvent::MessageEnd(mut message) => {
                 if let Some(usage) = &mut message.usage {
                     self.session.complete(usage);
                 }
                 Ok(AgentEvent::MessageEnd(message))
             }
-            Some(Output::Event(event)) => Ok(event),
-            Some(Output::Malformed(why)) => Err(PiFailure::Malformed(why)),
-            Some(Output::Closed) | None => Err(PiFailure::Exited(self.exit_description().await)),
+            event => Ok(event),
         }
     }
 
@@ -342,19 +264,6 @@ impl PiProcess {
             }
         }
     }
-
-    /// How the process ended, with what it last said on stderr.
-    async fn exit_description(&mut self) -> String {
-        let status = match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
-            Ok(Ok(status)) => format!(" ({status})"),
-            Ok(Err(_)) | Err(_) => String::new(),
-        };
-        let tail = self.stderr_tail.lock().expect("the stderr lock is never poisoned");
-        match tail.back() {
-            Some(last) => format!("{status}: {last}"),
-            None => status,
-        }
-    }
 }
 
 /// Starts the session's pi process unless one is running: reopens `resume` (the pi session file the chatwire session
@@ -372,6 +281,13 @@ pub async fn start(
     *slot = None;
     let mut process = Box::new(PiProcess::spawn(config, workspace)?);
     let mut reopened = false;
+    if let Some(file) = resume.filter(|file| !Path::new(file).is_file()) {
+        // Another instance without a shared data dir ran the session, or the file was removed.
+        tracing::warn!(
+            target: "chatwire::pi",
+            "pi's session file {file} is not on this server's disk: pi starts the conversation afresh"
+        );
+    }
     if let Some(file) = resume.filter(|file| Path::new(file).is_file()) {
         let answer = process.request(json!({"type": "switch_session", "sessionPath": file}), config.timeout).await?;
         if !answer.success {
@@ -631,6 +547,7 @@ fn observe(
         | AgentEvent::CompactionStart { .. }
         | AgentEvent::CompactionEnd { .. }
         | AgentEvent::QueueUpdate { .. }
+        | AgentEvent::PlanUpdate { .. }
         | AgentEvent::ExtensionUiRequest(_)
         | AgentEvent::Response(_)
         | AgentEvent::Ignored(_)

@@ -4,11 +4,11 @@
 use std::path::PathBuf;
 
 use super::{PiConfig, PiFailure, PiProcess};
-use crate::runtime::agent::RunControl;
 use crate::runtime::attached::{IMAGES_UNSUPPORTED, Prompt, images_refused};
+use crate::runtime::seam::RunControl;
 use crate::runtime::seam::{
-    ConversationStart, EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture,
-    RuntimeSession, SessionSetup,
+    Availability, Capabilities, ConversationRef, ConversationSource, ConversationStart, EventSender, RunEnd,
+    RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture, RuntimeSession, SessionSetup,
 };
 
 pub struct PiRuntime {
@@ -26,45 +26,43 @@ impl Runtime for PiRuntime {
         "pi"
     }
 
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            // Reruns go through pi's own `fork`, so its session files stay the conversation's truth.
+            rerun: Availability::Available,
+            // pi's RPC `compact` answers with a response, not with the agent events a run is made of; chatwire does
+            // not drive it yet. pi compacts by itself when `autoCompactionEnabled` is on.
+            compact: Availability::Unavailable(
+                "/compact is not available with --runtime pi yet: pi compacts by itself near the context window when \
+                 its auto-compaction is on"
+                    .into(),
+            ),
+            // pi keeps the conversation, images included, in its session file.
+            conversation: ConversationSource::OwnedByRuntime,
+        }
+    }
+
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError> {
         Ok(Box::new(PiSessionRuntime {
             config: self.config.clone(),
             process: None,
             workspace: setup.workspace,
-            session_file: setup.session_file,
+            session_file: setup.conversation.map(ConversationRef::into_string),
             start: setup.start,
             start_failure: None,
         }))
-    }
-
-    fn rerun_unsupported(&self) -> Option<&'static str> {
-        // Reruns go through pi's own `fork`, so its session files stay the conversation's truth.
-        None
-    }
-
-    fn reads_transcript(&self) -> bool {
-        // pi keeps the conversation, images included, in its session file.
-        false
-    }
-
-    fn compact_unsupported(&self) -> Option<&'static str> {
-        // pi's RPC `compact` answers with a response, not with the agent events a run is made of; chatwire does not
-        // drive it yet. pi compacts by itself when `autoCompactionEnabled` is on.
-        Some(
-            "/compact is not available with --runtime pi yet: pi compacts by itself near the context window when its \
-             auto-compaction is on",
-        )
     }
 
     fn fork_conversation<'a>(
         &'a self,
         from: SessionSetup,
         workspace: &'a std::path::Path,
-    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>> {
+    ) -> RuntimeFuture<'a, Result<Option<ConversationRef>, RuntimeError>> {
         Box::pin(async move {
-            super::fork::fork_into(&self.config, &from, workspace)
+            let file = super::fork::fork_into(&self.config, &from, workspace)
                 .await
-                .map_err(|failure| RuntimeError::Fork(failure.to_string()))
+                .map_err(|failure| RuntimeError::Fork(failure.to_string()))?;
+            Ok(file.map(ConversationRef::new))
         })
     }
 }
@@ -83,6 +81,10 @@ struct PiSessionRuntime {
 }
 
 impl PiSessionRuntime {
+    fn conversation(&self) -> Option<ConversationRef> {
+        self.session_file.clone().map(ConversationRef::new)
+    }
+
     /// Makes the cut `start` asks for, once. `reset` says pi could not reopen the branch's file: only the
     /// conversation before the first user message, which is empty, can then be had.
     async fn go_back_if_asked(&mut self, reset: bool) -> Result<(), PiFailure> {
@@ -118,13 +120,13 @@ impl RuntimeSession for PiSessionRuntime {
                     }
                     let now = self.process.as_ref().and_then(|process| process.session().file.clone());
                     self.session_file = now.or(self.session_file.take());
-                    RunOpening { session_file: self.session_file.clone(), session_reset: started.reset }
+                    RunOpening { conversation: self.conversation(), session_reset: started.reset }
                 }
-                Ok(None) => RunOpening { session_file: self.session_file.clone(), session_reset: false },
+                Ok(None) => RunOpening { conversation: self.conversation(), session_reset: false },
                 Err(failure) => {
                     self.process = None;
                     self.start_failure = Some(failure);
-                    RunOpening { session_file: self.session_file.clone(), session_reset: false }
+                    RunOpening { conversation: self.conversation(), session_reset: false }
                 }
             }
         })
@@ -154,7 +156,7 @@ impl RuntimeSession for PiSessionRuntime {
                     if session.file.is_some() {
                         self.session_file = session.file.clone();
                     }
-                    RunEnd::Settled { session_file: session.file }
+                    RunEnd::Settled { conversation: session.file.map(ConversationRef::new) }
                 }
                 Err(failure) => RunEnd::Failed { message: failure.to_string(), code: failure.code() },
             }

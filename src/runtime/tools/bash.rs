@@ -107,7 +107,7 @@ pub(crate) async fn run_program(
         Ok(child) => child,
         Err(e) => return ToolOutput::error(format!("Failed to start {label}: {e}")),
     };
-    let mut group = match child.id().and_then(|pid| i32::try_from(pid).ok()) {
+    let mut group = match child.id().and_then(|pid| rustix::process::Pid::from_raw(pid as i32)) {
         Some(pgid) => GroupGuard { pgid, armed: true },
         None => return ToolOutput::error(format!("Failed to start {label}: no process id")),
     };
@@ -230,17 +230,14 @@ async fn finish_killed(
 
 /// Kills the command's whole process group unless disarmed, so that a dropped call leaves nothing behind.
 struct GroupGuard {
-    pgid: i32,
+    pgid: rustix::process::Pid,
     armed: bool,
 }
 
 impl GroupGuard {
     fn kill(&mut self) {
         if self.armed {
-            // SAFETY: killpg only sends a signal; the group is the one the child leads.
-            unsafe {
-                libc::killpg(self.pgid, libc::SIGKILL);
-            }
+            crate::runtime::child::kill_group(self.pgid);
             self.armed = false;
         }
     }
@@ -471,8 +468,8 @@ mod tests {
 
     fn wait_until_gone(pid: i32) {
         let deadline = Instant::now() + Duration::from_secs(3);
-        // SAFETY: signal 0 only probes whether the process exists.
-        while unsafe { libc::kill(pid, 0) } == 0 {
+        let pid = rustix::process::Pid::from_raw(pid).expect("a real pid");
+        while rustix::process::test_kill_process(pid).is_ok() {
             assert!(Instant::now() < deadline, "background sleep {pid} survived");
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -488,8 +485,10 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         assert_eq!(out.text, "hi\n");
         let pid: i32 = std::fs::read_to_string(&pid_file).expect("pid file").trim().parse().expect("pid");
-        // SAFETY: plain signal to the test's own leftover child.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid).expect("a real pid"),
+            rustix::process::Signal::KILL,
+        );
     }
 
     #[tokio::test]

@@ -184,8 +184,8 @@ mod tests {
         assert_eq!(out.text, "started\n\n\nCommand timed out after 1 seconds");
         let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
         let deadline = Instant::now() + Duration::from_secs(3);
-        // SAFETY: signal 0 only probes whether the process exists.
-        while unsafe { libc::kill(pid, 0) } == 0 {
+        let pid = rustix::process::Pid::from_raw(pid).expect("a real pid");
+        while rustix::process::test_kill_process(pid).is_ok() {
             assert!(Instant::now() < deadline, "the child sleep {pid} survived");
             std::thread::sleep(Duration::from_millis(20));
         }

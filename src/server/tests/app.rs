@@ -12,6 +12,7 @@ use crate::runtime::Runtime;
 use crate::runtime::agent::{Agent, AgentConfig};
 use crate::runtime::builtin::AgentRuntime;
 use crate::runtime::models::{ModelCatalog, ModelEntry};
+use crate::runtime::registry::Agents;
 use crate::runtime::scripted::{Script, ScriptedProvider};
 use crate::server::assets::SiteAssets;
 use crate::server::chat::{Chat, ChatConfig};
@@ -140,7 +141,7 @@ pub async fn chat_over(
         checkpoint_file_limit: 1 << 20,
         attachments: crate::protocol::AttachmentLimits::default(),
     };
-    Chat::open(store, runtime(models.clone()), models, config).await.expect("the chat opens")
+    Chat::open(store, Agents::single(runtime(models.clone())), models, config).await.expect("the chat opens")
 }
 
 /// A request the guard lets through: the right Host and token.

@@ -15,6 +15,7 @@ use crate::runtime::agent::{Agent, AgentConfig};
 use crate::runtime::builtin::AgentRuntime;
 use crate::runtime::models::{ModelCatalog, ModelEntry};
 use crate::runtime::provider::{ModelMessage, ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
+use crate::runtime::registry::Agents;
 use crate::server::chat::{Chat, ChatConfig, ChatError};
 use crate::store::SqliteStore;
 
@@ -177,7 +178,7 @@ async fn recording_chat(dir: &std::path::Path, provider: &Arc<Recording>) -> Arc
         attachments: AttachmentLimits::default(),
     };
     let store = Arc::new(SqliteStore::open(dir).unwrap());
-    Chat::open(store, Arc::new(AgentRuntime::new(models.clone())), models, config).await.unwrap()
+    Chat::open(store, Agents::single(Arc::new(AgentRuntime::new(models.clone()))), models, config).await.unwrap()
 }
 
 #[tokio::test]

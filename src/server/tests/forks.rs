@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use super::app::{TestApp, chat_playing, chat_request, json_body, post, scripted_models, until_idle};
 use crate::protocol::*;
 use crate::runtime::builtin::AgentRuntime;
+use crate::runtime::registry::Agents;
 use crate::server::chat::{Chat, ChatConfig, ChatError};
 use crate::store::SqliteStore;
 
@@ -160,7 +161,8 @@ async fn with_a_shared_workspace_a_fork_works_on_the_same_files() {
         attachments: crate::protocol::AttachmentLimits::default(),
     };
     let store = Arc::new(SqliteStore::open(dir.path()).unwrap());
-    let chat = Chat::open(store, Arc::new(AgentRuntime::new(models.clone())), models, config).await.unwrap();
+    let chat =
+        Chat::open(store, Agents::single(Arc::new(AgentRuntime::new(models.clone()))), models, config).await.unwrap();
     let session = chat.create_session(None).await.unwrap().session_id;
     let first = run(&chat, &session, "write them").await;
     let fork = chat.fork_session(&session, &id_of(&first, "Wrote them.")).await.unwrap();

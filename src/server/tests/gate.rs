@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 
-use crate::runtime::agent::RunControl;
+use crate::runtime::seam::RunControl;
 use crate::runtime::seam::{
-    EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture, RuntimeSession, SessionSetup,
+    Capabilities, ConversationRef, EventSender, RunEnd, RunOpening, RunRequest, Runtime, RuntimeError, RuntimeFuture,
+    RuntimeSession, SessionSetup,
 };
 
 /// One session's gate: closed until `open`.
@@ -56,23 +57,15 @@ impl Runtime for GatedRuntime {
         Ok(Box::new(GatedSession { gate, inner: self.inner.open_session(setup)? }))
     }
 
-    fn rerun_unsupported(&self) -> Option<&'static str> {
-        self.inner.rerun_unsupported()
-    }
-
-    fn reads_transcript(&self) -> bool {
-        self.inner.reads_transcript()
-    }
-
-    fn compact_unsupported(&self) -> Option<&'static str> {
-        self.inner.compact_unsupported()
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
     }
 
     fn fork_conversation<'a>(
         &'a self,
         from: SessionSetup,
         workspace: &'a std::path::Path,
-    ) -> RuntimeFuture<'a, Result<Option<String>, RuntimeError>> {
+    ) -> RuntimeFuture<'a, Result<Option<ConversationRef>, RuntimeError>> {
         self.inner.fork_conversation(from, workspace)
     }
 }
