@@ -27,7 +27,7 @@ impl AgentRuntime {
 }
 
 impl Runtime for AgentRuntime {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "agent"
     }
 

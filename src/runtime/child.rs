@@ -147,19 +147,45 @@ impl ChildProcess {
 
     /// The last line the child wrote on stderr.
     pub fn last_stderr_line(&self) -> Option<String> {
+        self.exit_watch().last_stderr_line()
+    }
+
+    /// How the process ended; see `ExitWatch::describe`.
+    pub async fn exit_description(&self, grace: Duration) -> String {
+        self.exit_watch().describe(grace).await
+    }
+
+    /// A handle that tells how the process ended, for a task that does not own it (a reader whose stdout closed).
+    pub fn exit_watch(&self) -> ExitWatch {
+        ExitWatch { group: self.group, exit: self.exit.clone(), stderr_tail: self.stderr_tail.clone() }
+    }
+}
+
+/// How a child ended, readable without its handle.
+#[derive(Debug, Clone)]
+pub struct ExitWatch {
+    group: Option<rustix::process::Pid>,
+    exit: watch::Receiver<Option<String>>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl ExitWatch {
+    pub fn last_stderr_line(&self) -> Option<String> {
         self.stderr_tail.lock().expect("the stderr lock is never poisoned").back().cloned()
     }
 
     /// How the process ended, e.g. ` (exit status: 1): Error: no model`: its status once it exited (waiting up to
     /// `grace` for it), then its last line on stderr. A process still running after `grace` is killed, since a child
     /// that closed its stdout can never answer again.
-    pub async fn exit_description(&self, grace: Duration) -> String {
+    pub async fn describe(&self, grace: Duration) -> String {
         let mut exit = self.exit.clone();
         let status = match tokio::time::timeout(grace, exit.wait_for(Option::is_some)).await {
             Ok(Ok(status)) => status.clone().unwrap_or_default(),
             Ok(Err(_)) => String::new(),
             Err(_) => {
-                self.kill();
+                if let Some(group) = self.group {
+                    kill_group(group);
+                }
                 " (it stopped answering and was killed)".to_owned()
             }
         };

@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::child::{ChildProcess, ChildSpec, ChildWriter, Spawned, StdoutLine};
+use super::child::{ChildProcess, ChildSpec, ChildWriter, ExitWatch, Spawned, StdoutLine};
 use super::tools::{Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// The revision chatwire asks for; the others are the ones it accepts when a server answers with its own.
@@ -109,7 +109,7 @@ struct Pending {
 
 /// One running server process and the requests in flight to it. Dropping it kills the server's process group.
 struct Connection {
-    process: Arc<ChildProcess>,
+    process: ChildProcess,
     outgoing: ChildWriter,
     pending: Arc<Mutex<Pending>>,
     next_id: AtomicU64,
@@ -139,9 +139,9 @@ impl Connection {
         };
         let Spawned { process, writer, stdout } = ChildProcess::spawn(&spec)
             .map_err(|error| McpError::Spawn { command: error.program, reason: error.reason })?;
-        let process = Arc::new(process);
+        let exit = process.exit_watch();
         let connection = Connection {
-            process: process.clone(),
+            process,
             outgoing: writer.clone(),
             pending: Arc::default(),
             next_id: AtomicU64::new(1),
@@ -153,7 +153,7 @@ impl Connection {
             pending: connection.pending.clone(),
             tools_changed: connection.tools_changed.clone(),
         };
-        tokio::spawn(reader.run(Arc::downgrade(&process), stdout));
+        tokio::spawn(reader.run(exit, stdout));
 
         let timeout = Duration::from_secs(config.startup_timeout_secs.unwrap_or(DEFAULT_STARTUP_TIMEOUT_SECS).max(1));
         let never = CancellationToken::new();
@@ -270,16 +270,12 @@ struct Reader {
 }
 
 impl Reader {
-    /// `process` is weak so that a connection dropped while its server runs still kills it at once.
-    async fn run(self, process: Weak<ChildProcess>, mut stdout: mpsc::Receiver<StdoutLine>) {
+    async fn run(self, exit: ExitWatch, mut stdout: mpsc::Receiver<StdoutLine>) {
         while let Some(line) = stdout.recv().await {
             self.line(line);
         }
         // Its stdout is gone, so it can never answer again: what it last said on stderr tells why.
-        let why = match process.upgrade() {
-            Some(process) => process.exit_description(EXIT_GRACE).await,
-            None => " (its connection was closed)".to_owned(),
-        };
+        let why = exit.describe(EXIT_GRACE).await;
         tracing::warn!(server = %self.server, "MCP server exited{why}");
         let waiting = {
             let mut pending = self.pending.lock().expect("the pending lock is never poisoned");

@@ -1,5 +1,6 @@
 //! Agent runtimes and the event dialect they speak (server only); `seam` is the trait the server drives them by.
 
+pub mod acp;
 pub mod agent;
 pub mod attached;
 pub mod builtin;

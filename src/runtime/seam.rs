@@ -155,8 +155,8 @@ pub enum ConversationSource {
 
 /// An agent runtime: opens one `RuntimeSession` per chat session.
 pub trait Runtime: Send + Sync + 'static {
-    /// What `/api/health` calls it.
-    fn name(&self) -> &'static str;
+    /// What it is called: `agent`, `pi`, or an ACP agent's configured name.
+    fn name(&self) -> &str;
 
     fn capabilities(&self) -> Capabilities;
 

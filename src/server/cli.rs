@@ -86,6 +86,14 @@ pub struct ServeArgs {
     /// state, so a hang shows within twice this time.
     #[arg(long, env = "CHATWIRE_PI_TIMEOUT_SECS", default_value_t = 60)]
     pub pi_timeout_secs: u64,
+    /// An agent that speaks the Agent Client Protocol, offered beside the built-in one: its program and arguments,
+    /// split on spaces (e.g. "opencode acp"), named after its program; repeatable. The config file's `[agent.NAME]`
+    /// tables say more (environment, working directory).
+    #[arg(long = "agent-command", env = "CHATWIRE_AGENT_COMMAND", value_name = "COMMAND")]
+    pub agent_commands: Vec<String>,
+    /// Seconds an ACP agent's process may stay idle after a run before it is stopped (the next run starts it again).
+    #[arg(long, env = "CHATWIRE_AGENT_IDLE_SECS", default_value_t = 900)]
+    pub agent_idle_secs: u64,
     /// The model provider of the built-in agent.
     #[arg(long, env = "CHATWIRE_PROVIDER", value_enum, default_value_t = ProviderKind::Scripted)]
     pub provider: ProviderKind,
@@ -213,6 +221,8 @@ impl ServeArgs {
             runtime: self.runtime.or(before.runtime),
             pi_command: self.pi_command.or(before.pi_command),
             pi_timeout_secs: self.pi_timeout_secs,
+            agent_commands: if self.agent_commands.is_empty() { before.agent_commands } else { self.agent_commands },
+            agent_idle_secs: self.agent_idle_secs,
             provider: self.provider,
             script: self.script.or(before.script),
             model: self.model.or(before.model),

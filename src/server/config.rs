@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::cli::{ProviderKind, ServeArgs};
 use crate::runtime::Runtime;
+use crate::runtime::acp::{AcpConfig, AcpRuntime, AgentCwd};
 use crate::runtime::agent::{Agent, AgentConfig};
 use crate::runtime::builtin::AgentRuntime;
 use crate::runtime::mcp::{McpConfigError, McpServerConfig, McpServers, McpSettings};
@@ -42,6 +43,29 @@ pub struct ConfigFile {
     /// MCP servers whose tools the built-in agent offers, by name (`[mcp.<name>]`).
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    /// Agents that speak the Agent Client Protocol, by name (`[agent.<name>]`).
+    #[serde(default, rename = "agent")]
+    pub agents: BTreeMap<String, AcpAgentConfig>,
+}
+
+/// One `[agent.<name>]` table: an ACP agent.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpAgentConfig {
+    /// The executable, looked up on `PATH`.
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Variables set on top of chatwire's own environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Where the agent works [default: each session's workspace]; a relative path is taken from the config file's
+    /// directory.
+    pub cwd: Option<PathBuf>,
+    /// How long starting it and opening its session may each take [default: 60].
+    pub start_timeout_secs: Option<u64>,
+    /// How long its process may stay idle after a run [default: --agent-idle-secs].
+    pub idle_secs: Option<u64>,
 }
 
 /// The `[search]` table of the file.
@@ -97,6 +121,10 @@ pub enum ConfigError {
     Mcp(#[from] McpConfigError),
     #[error(transparent)]
     Agents(#[from] AgentsError),
+    #[error("--agent-command is empty")]
+    EmptyAgentCommand,
+    #[error("the agent name {0:?} is not usable: use letters, digits, `-`, `_` and `.`")]
+    BadAgentName(String),
 }
 
 impl ConfigFile {
@@ -118,16 +146,51 @@ impl ConfigFile {
 
 /// The MCP servers of the config file, not started yet; `None` when it names none. A relative `cwd` is taken from the
 /// config file's directory; a server without one runs in `--workspace` if given, else where chatwire was started.
-/// The agents this server offers: the built-in one over `models`, and pi when `--pi-command` or `--runtime pi` asks
-/// for it; `--runtime` names the agent of new sessions.
-pub fn agents(args: &ServeArgs, models: Arc<ModelCatalog>) -> Result<Agents, ConfigError> {
+/// The agents this server offers: the built-in one over `models`, pi when `--pi-command` or `--runtime pi` asks
+/// for it, the config file's `[agent.NAME]` tables and each `--agent-command`; `--runtime` names the agent of new
+/// sessions.
+pub fn agents(args: &ServeArgs, file: Option<&ConfigFile>, models: Arc<ModelCatalog>) -> Result<Agents, ConfigError> {
     let builtin: Arc<dyn Runtime> = Arc::new(AgentRuntime::new(models));
     let mut entries = vec![AgentEntry { name: builtin.name().to_owned(), runtime: builtin }];
     let pi: Arc<dyn Runtime> = Arc::new(PiRuntime::new(pi_config(args)));
     if args.pi_command.is_some() || args.runtime.as_deref() == Some(pi.name()) {
         entries.push(AgentEntry { name: pi.name().to_owned(), runtime: pi });
     }
+    for config in acp_agents(args, file)? {
+        let runtime: Arc<dyn Runtime> = Arc::new(AcpRuntime::new(config));
+        entries.push(AgentEntry { name: runtime.name().to_owned(), runtime });
+    }
     Ok(Agents::new(entries, args.runtime.as_deref())?)
+}
+
+/// The ACP agents of the config file, then of `--agent-command`.
+fn acp_agents(args: &ServeArgs, file: Option<&ConfigFile>) -> Result<Vec<AcpConfig>, ConfigError> {
+    let idle = Duration::from_secs(args.agent_idle_secs.max(1));
+    let base = args.config.as_deref().and_then(Path::parent).unwrap_or(Path::new("."));
+    let mut configs = Vec::new();
+    for (name, table) in file.map(|file| &file.agents).into_iter().flatten() {
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')) {
+            return Err(ConfigError::BadAgentName(name.clone()));
+        }
+        let mut config = AcpConfig::new(name.clone(), &table.command, table.args.clone());
+        config.env = table.env.clone();
+        if let Some(cwd) = &table.cwd {
+            config.cwd = AgentCwd::Fixed(base.join(cwd));
+        }
+        if let Some(secs) = table.start_timeout_secs {
+            config.start_timeout = Duration::from_secs(secs.max(1));
+        }
+        config.idle_stop = table.idle_secs.map_or(idle, |secs| Duration::from_secs(secs.max(1)));
+        configs.push(config);
+    }
+    for command in &args.agent_commands {
+        let mut words = command.split_whitespace().map(str::to_owned);
+        let program = words.next().ok_or(ConfigError::EmptyAgentCommand)?;
+        let mut config = AcpConfig::new(AcpConfig::name_of_command(&program), program, words.collect());
+        config.idle_stop = idle;
+        configs.push(config);
+    }
+    Ok(configs)
 }
 
 fn pi_config(args: &ServeArgs) -> PiConfig {

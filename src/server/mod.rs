@@ -146,7 +146,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
     };
     let env = |name: &str| std::env::var(name).ok();
     let models = Arc::new(self::config::catalog_with(&args, file.as_ref(), mcp.clone(), addr, &env)?);
-    let agents = self::config::agents(&args, models.clone())?;
+    let agents = self::config::agents(&args, file.as_ref(), models.clone())?;
     let agent_names = agents.names();
     let config = ChatConfig {
         data_dir: data_dir.clone(),

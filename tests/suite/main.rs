@@ -8,6 +8,10 @@
 mod support;
 
 #[cfg(feature = "ssr")]
+mod acp_replay;
+#[cfg(feature = "ssr")]
+mod acp_runtime;
+#[cfg(feature = "ssr")]
 mod agent_loop;
 mod chat_state;
 #[cfg(feature = "ssr")]

@@ -22,7 +22,7 @@ impl PiRuntime {
 }
 
 impl Runtime for PiRuntime {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "pi"
     }
 

@@ -100,7 +100,7 @@ fn replace_unique(content: &str, old: &str, new: &str, path: &str) -> Result<Str
 }
 
 /// The unified diff (3 lines of context) and the 1-based line of the new file where the change starts.
-fn unified_diff(old: &str, new: &str, path: &str) -> (String, usize) {
+pub(crate) fn unified_diff(old: &str, new: &str, path: &str) -> (String, usize) {
     let diff = TextDiff::configure().timeout(Duration::from_secs(2)).diff_lines(old, new);
     let first_changed = diff.ops().iter().find(|op| op.tag() != DiffTag::Equal).map_or(0, |op| op.new_range().start);
     let text = diff.unified_diff().context_radius(3).header(&format!("a/{path}"), &format!("b/{path}")).to_string();

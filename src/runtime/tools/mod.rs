@@ -6,6 +6,7 @@
 mod bash;
 pub(crate) mod chart;
 mod edit;
+pub(crate) use edit::unified_diff;
 mod ls;
 mod python;
 mod read;

@@ -48,7 +48,7 @@ impl GatedRuntime {
 }
 
 impl Runtime for GatedRuntime {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> &str {
         "gated"
     }
 

@@ -1,0 +1,133 @@
+//! Agents over the Agent Client Protocol (DESIGN §12): opencode, Claude Code, Codex, Gemini CLI, goose and the rest,
+//! each an outside program spoken to in JSON-RPC on its stdin and stdout, with chatwire as the client. One process per
+//! chatwire session, kept warm between runs; its session updates become the agent events every runtime emits.
+
+mod rpc;
+pub mod schema;
+mod session;
+pub mod translate;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::seam::{
+    Availability, Capabilities, ConversationRef, ConversationSource, Runtime, RuntimeError, RuntimeFuture,
+    RuntimeSession, SessionSetup,
+};
+use super::tools::Workspace;
+
+/// How one ACP agent is started and watched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcpConfig {
+    /// What sessions and the UI call it, e.g. `opencode`.
+    pub name: String,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    /// Variables set on top of chatwire's own environment.
+    pub env: BTreeMap<String, String>,
+    /// Where the agent runs: the session's workspace, or one directory for every session.
+    pub cwd: AgentCwd,
+    /// How long starting it, `initialize`, and opening its session may each take.
+    pub start_timeout: Duration,
+    /// A process idle this long after a run is stopped; the next run starts it again and reopens the session.
+    pub idle_stop: Duration,
+    /// How long a stopped run may take to end after `session/cancel` before the process is killed.
+    pub cancel_grace: Duration,
+    /// The longest line the agent may write; a longer one ends the run as malformed (4 MiB: a file read or a tool
+    /// output bigger than that is no message a person reads in a chat).
+    pub max_line_bytes: usize,
+}
+
+/// Where an ACP agent works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AgentCwd {
+    /// The chatwire session's workspace (the default): checkpoints and Restore files see what it changes.
+    Workspace,
+    /// One directory for every session, e.g. a project the agent already knows.
+    Fixed(PathBuf),
+}
+
+impl AcpConfig {
+    /// An agent started by `command` (its program, then its arguments) under `name`, with the defaults.
+    pub fn new(name: impl Into<String>, program: impl Into<PathBuf>, args: Vec<String>) -> AcpConfig {
+        AcpConfig {
+            name: name.into(),
+            program: program.into(),
+            args,
+            env: BTreeMap::new(),
+            cwd: AgentCwd::Workspace,
+            start_timeout: Duration::from_secs(60),
+            idle_stop: Duration::from_secs(15 * 60),
+            cancel_grace: Duration::from_secs(10),
+            max_line_bytes: 4 << 20,
+        }
+    }
+
+    /// The name `--agent-command` gives an agent: its program's file name (`opencode acp` is `opencode`).
+    pub fn name_of_command(program: &str) -> String {
+        Path::new(program).file_name().map_or_else(|| program.to_owned(), |name| name.to_string_lossy().into_owned())
+    }
+}
+
+pub struct AcpRuntime {
+    config: Arc<AcpConfig>,
+}
+
+impl AcpRuntime {
+    pub fn new(config: AcpConfig) -> AcpRuntime {
+        AcpRuntime { config: Arc::new(config) }
+    }
+}
+
+impl Runtime for AcpRuntime {
+    fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            rerun: Availability::Unavailable(format!(
+                "edit and regenerate are not available with the agent {} yet: chatwire does not drive ACP's \
+                 session/fork",
+                self.config.name
+            )),
+            compact: Availability::Unavailable(format!(
+                "/compact is not available with the agent {}: it manages its own context",
+                self.config.name
+            )),
+            conversation: ConversationSource::OwnedByRuntime,
+        }
+    }
+
+    fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError> {
+        let root = match &self.config.cwd {
+            AgentCwd::Workspace => setup.workspace,
+            AgentCwd::Fixed(path) => path.clone(),
+        };
+        let workspace = Workspace::new(&root)
+            .map_err(|source| RuntimeError::Workspace { path: root.display().to_string(), source })?;
+        Ok(Box::new(session::AcpSession::new(self.config.clone(), workspace, setup.conversation)))
+    }
+
+    fn fork_conversation<'a>(
+        &'a self,
+        _from: SessionSetup,
+        _workspace: &'a Path,
+    ) -> RuntimeFuture<'a, Result<Option<ConversationRef>, RuntimeError>> {
+        // Without session/fork the fork starts a new agent session, and its first run says so (`sessionReset`).
+        Box::pin(std::future::ready(Ok(None)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_command_is_named_after_its_program() {
+        assert_eq!(AcpConfig::name_of_command("opencode"), "opencode");
+        assert_eq!(AcpConfig::name_of_command("/home/me/.local/bin/gemini"), "gemini");
+    }
+}

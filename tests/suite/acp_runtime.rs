@@ -1,0 +1,215 @@
+//! The ACP runtime against a small agent of the tests' own (tests/support/fake-acp.mjs) behind the real server: a
+//! turn with thinking, text, a plan and a bash call; a permission request answered from its approval card; Stop;
+//! files served inside the workspace and refused outside it; a refusal; and agents that exit mid-run, write a line
+//! that is not JSON-RPC, never answer `initialize`, write a 10 MB line, or flood updates for another session. Each
+//! failure is one `error` frame naming the agent, and the session's next run gets a fresh, working process.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::support::server::{Lines, Server, kind, script_file};
+use serde_json::{Value, json};
+
+/// A hang guard only: every wait below ends on an event long before it.
+const WAIT: Duration = Duration::from_secs(30);
+
+fn fake_agent() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake-acp.mjs").display().to_string()
+}
+
+/// A server whose default agent is the fake one, named `fake`, misbehaving as `behaviour` says.
+fn start(dir: &Path, behaviour: &str) -> Server {
+    let config = dir.join("chatwire.toml");
+    let table = format!(
+        "[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 2\n",
+        fake_agent(),
+        behaviour
+    );
+    std::fs::write(&config, table).unwrap();
+    Server::start(
+        &dir.join("data"),
+        &script_file(dir, r#"{"turns":[{"text":"unused"}]}"#),
+        &["--config", config.to_str().unwrap(), "--runtime", "fake"],
+    )
+}
+
+async fn send(server: &Server, session: &str, message: &str) -> Lines {
+    let response = server.post("/api/chat", &json!({"sessionId": session, "message": message})).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    Lines::new(response)
+}
+
+async fn run(server: &Server, session: &str, message: &str) -> Vec<Value> {
+    let lines = send(server, session, message).await.rest(WAIT).await;
+    lines.iter().filter(|line| kind(line) != "ping").map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+fn last(frames: &[Value]) -> &Value {
+    frames.last().expect("the run has frames")
+}
+
+fn answer_text(done: &Value) -> String {
+    assert_eq!(done["type"], "done", "{done}");
+    let parts = done["message"]["parts"].as_array().unwrap().iter();
+    parts.filter(|part| part["type"] == "text").filter_map(|part| part["text"].as_str()).collect()
+}
+
+#[tokio::test]
+async fn a_turn_streams_thinking_text_a_plan_and_a_bash_row_and_ends_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let frames = run(&server, &session, "hello").await;
+    assert_eq!(frames[0]["type"], "start");
+    let thinking: String =
+        frames.iter().filter(|f| f["type"] == "thinking").map(|f| f["text"].as_str().unwrap()).collect();
+    assert_eq!(thinking, "Thinking about it.");
+    let plan = frames.iter().find(|f| f["type"] == "plan").unwrap_or_else(|| panic!("a plan frame: {frames:#?}"));
+    assert_eq!((plan["completed"].as_u64(), plan["total"].as_u64()), (Some(1), Some(2)));
+    let done = last(&frames);
+    assert_eq!(answer_text(done), "Hello from the fake agent.");
+    let bash = done["message"]["parts"].as_array().unwrap().iter().find(|p| p["type"] == "tool-Bash").unwrap();
+    assert_eq!(bash["input"]["command"], "echo hi");
+    assert_eq!(bash["output"], json!({"output": "hi\n", "exitCode": 0}));
+    let usage = frames.iter().find(|f| f["type"] == "usage").expect("a usage frame");
+    assert_eq!(usage["usage"]["input"], 1000);
+    assert_eq!(usage["context"]["window"], 200000);
+    // The agent's session id is the conversation the next process reopens.
+    assert!(done["sessionFile"].as_str().unwrap().starts_with("fake-"), "{done}");
+
+    let again = run(&server, &session, "hello again").await;
+    assert_eq!(answer_text(last(&again)), "Hello from the fake agent.");
+    assert_eq!(again[0]["sessionFile"], done["sessionFile"], "the warm process keeps the agent's session");
+}
+
+#[tokio::test]
+async fn a_permission_request_is_an_approval_card_whose_answer_goes_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    for (approve, state, text) in [(true, "output-available", "Done."), (false, "output-error", "Not allowed.")] {
+        let session = server.new_session().await;
+        let mut lines = send(&server, &session, "needs permission").await;
+        loop {
+            let line = lines.next_within(WAIT).await.expect("the card comes");
+            let frame: Value = serde_json::from_str(&line).unwrap();
+            if frame["type"] == "tool" && frame["part"]["state"] == "approval-requested" {
+                assert_eq!(frame["part"]["type"], "tool-Bash");
+                assert_eq!(frame["part"]["input"]["command"], "rm -rf build");
+                break;
+            }
+        }
+        let decision = json!({"sessionId": session, "toolCallId": "call-1", "approve": approve});
+        assert_eq!(server.post("/api/chat/approval", &decision).send().await.unwrap().status(), 200);
+        let rest: Vec<Value> = lines
+            .rest(WAIT)
+            .await
+            .iter()
+            .filter(|l| kind(l) != "ping")
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let done = last(&rest);
+        assert_eq!(answer_text(done), text);
+        let call = done["message"]["parts"].as_array().unwrap().iter().find(|p| p["toolCallId"] == "call-1").unwrap();
+        assert_eq!(call["state"], state, "{call}");
+    }
+}
+
+#[tokio::test]
+async fn stop_cancels_the_turn_and_keeps_what_was_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let mut lines = send(&server, &session, "be slow").await;
+    loop {
+        let line = lines.next_within(WAIT).await.expect("text streams");
+        if kind(&line) == "delta" {
+            break;
+        }
+    }
+    let stop = server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap();
+    assert_eq!(stop.status(), 200);
+    let rest = lines.rest(WAIT).await;
+    let done: Value = serde_json::from_str(rest.last().unwrap()).unwrap();
+    assert_eq!(done["type"], "done", "a stopped turn keeps its partial answer: {rest:#?}");
+    assert!(!answer_text(&done).is_empty());
+    let again = run(&server, &session, "hello").await;
+    assert_eq!(answer_text(last(&again)), "Hello from the fake agent.", "the process stays usable");
+}
+
+#[tokio::test]
+async fn files_are_served_inside_the_workspace_and_refused_outside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let frames = run(&server, &session, "touch files").await;
+    assert_eq!(
+        answer_text(last(&frames)),
+        r#"write: ok; read: "written by the agent\n"; outside: refused"#,
+        "{frames:#?}"
+    );
+    let workspace = dir.path().join("data/workspaces").join(&session);
+    assert_eq!(std::fs::read_to_string(workspace.join("from-agent.txt")).unwrap(), "written by the agent\n");
+    assert!(!dir.path().join("data/workspaces/outside.txt").exists());
+}
+
+#[tokio::test]
+async fn a_refusal_ends_the_run_with_an_error_that_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let frames = run(&server, &session, "please refuse").await;
+    let error = last(&frames);
+    assert_eq!((error["type"].as_str(), error["code"].as_str()), (Some("error"), Some("refusal")), "{error}");
+    assert!(error["message"].as_str().unwrap().contains("refused"), "{error}");
+}
+
+/// A misbehaving first run: exactly one `error` (the last frame) with `code`, naming the agent; then a normal run.
+async fn fails_once_then_works(behaviour: &str, code: &str, message_part: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), behaviour);
+    let session = server.new_session().await;
+    let first = run(&server, &session, "hello").await;
+    let errors: Vec<&Value> = first.iter().filter(|frame| frame["type"] == "error").collect();
+    assert_eq!(errors.len(), 1, "{first:#?}");
+    assert_eq!(last(&first)["type"], "error");
+    assert_eq!(errors[0]["code"], code, "{}", errors[0]);
+    let message = errors[0]["message"].as_str().unwrap();
+    assert!(message.contains(message_part), "{message}");
+    let second = run(&server, &session, "hello").await;
+    assert_eq!(answer_text(last(&second)), "Hello from the fake agent.", "a fresh process works: {second:#?}");
+}
+
+#[tokio::test]
+async fn an_agent_that_exits_mid_run_is_one_error_with_its_last_words() {
+    fails_once_then_works(
+        "exit",
+        "runtime_exit",
+        "the agent `fake` exited (exit status: 3): fatal: the model went away",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_line_that_is_not_json_rpc_is_one_error() {
+    fails_once_then_works("garbage", "runtime_malformed", "not a JSON-RPC message: Traceback").await;
+}
+
+#[tokio::test]
+async fn an_agent_that_never_answers_initialize_is_one_error() {
+    fails_once_then_works("silent-init", "runtime_timeout", "did not answer `initialize` within 2 s").await;
+}
+
+#[tokio::test]
+async fn a_10_mb_line_is_one_error() {
+    fails_once_then_works("huge-line", "runtime_malformed", "longer than 4194304 bytes").await;
+}
+
+#[tokio::test]
+async fn a_flood_of_updates_for_another_session_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "flood");
+    let session = server.new_session().await;
+    let frames = run(&server, &session, "hello").await;
+    assert_eq!(answer_text(last(&frames)), "Starting…Done despite the noise.");
+    assert!(frames.len() < 50, "the noise made no frames: {}", frames.len());
+}

@@ -1,0 +1,165 @@
+// A small agent that speaks the Agent Client Protocol on stdin/stdout, for chatwire's ACP runtime tests:
+// `node fake-acp.mjs <behaviour>`. It answers `initialize`, `session/new` and `session/load`, and a prompt with a
+// short turn chosen by the prompt's words (see `prompt` below). `<behaviour>` makes the first prompt in a workspace
+// misbehave (`exit`, `garbage`, `huge-line`, `flood`) or the start hang (`silent-init`); later prompts work, so a test
+// can check that the session's next run gets a fresh, working process.
+import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+
+const behaviour = process.argv[2] ?? 'normal';
+const SESSIONS = '.fake-acp-sessions';
+
+let buffer = '';
+const waiting = new Map();
+let nextId = 0;
+let cancelled = null;
+
+const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
+const update = (sessionId, update) => send({ method: 'session/update', params: { sessionId, update } });
+const ask = (method, params) =>
+  new Promise((resolve) => {
+    const id = `agent-${nextId++}`;
+    waiting.set(id, resolve);
+    send({ id, method, params });
+  });
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function knownSessions() {
+  return existsSync(SESSIONS) ? readFileSync(SESSIONS, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** True the first time in this workspace: the misbehaviour happens once. */
+function firstTime() {
+  if (existsSync('.fake-acp-misbehaved')) return false;
+  writeFileSync('.fake-acp-misbehaved', '');
+  return true;
+}
+
+async function prompt(id, { sessionId, prompt }) {
+  const text = prompt.filter((block) => block.type === 'text').map((block) => block.text).join('\n');
+  if (behaviour !== 'normal' && firstTime()) return misbehave(id, sessionId);
+  cancelled = null;
+  update(sessionId, { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'Thinking about it.' } });
+  if (text.includes('slow')) {
+    for (let i = 0; i < 600 && !cancelled; i++) {
+      update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${i} ` } });
+      await sleep(50);
+    }
+    return send({ id, result: { stopReason: cancelled ? 'cancelled' : 'end_turn' } });
+  }
+  if (text.includes('permission')) {
+    const toolCall = { toolCallId: 'call-1', title: 'bash', kind: 'execute', status: 'pending', rawInput: { command: 'rm -rf build' } };
+    update(sessionId, { sessionUpdate: 'tool_call', ...toolCall });
+    const answer = await ask('session/request_permission', {
+      sessionId,
+      toolCall,
+      options: [
+        { optionId: 'once', kind: 'allow_once', name: 'Allow once' },
+        { optionId: 'always', kind: 'allow_always', name: 'Always allow' },
+        { optionId: 'reject', kind: 'reject_once', name: 'Reject' },
+      ],
+    });
+    const outcome = answer.result?.outcome;
+    if (outcome?.outcome === 'cancelled') {
+      update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: 'call-1', status: 'failed', content: [{ type: 'content', content: { type: 'text', text: 'Tool execution aborted' } }] });
+      return send({ id, result: { stopReason: 'cancelled' } });
+    }
+    const allowed = outcome?.optionId === 'once' || outcome?.optionId === 'always';
+    update(sessionId, {
+      sessionUpdate: 'tool_call_update',
+      toolCallId: 'call-1',
+      status: allowed ? 'completed' : 'failed',
+      content: [{ type: 'content', content: { type: 'text', text: allowed ? 'removed\n' : 'The user rejected this call.' } }],
+      rawOutput: allowed ? { exit: 0 } : { error: 'rejected' },
+    });
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: allowed ? 'Done.' : 'Not allowed.' } });
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
+  if (text.includes('files')) {
+    const inside = await ask('fs/write_text_file', { sessionId, path: 'from-agent.txt', content: 'written by the agent\n' });
+    const read = await ask('fs/read_text_file', { sessionId, path: 'from-agent.txt' });
+    const outside = await ask('fs/write_text_file', { sessionId, path: '../outside.txt', content: 'escape' });
+    const said = [
+      `write: ${inside.error ? 'refused' : 'ok'}`,
+      `read: ${JSON.stringify(read.result?.content ?? null)}`,
+      `outside: ${outside.error ? 'refused' : 'written'}`,
+    ].join('; ');
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: said } });
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
+  if (text.includes('refuse')) {
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'I would rather not' } });
+    return send({ id, result: { stopReason: 'refusal' } });
+  }
+  update(sessionId, { sessionUpdate: 'plan', entries: [
+    { content: 'Say hello', priority: 'high', status: 'completed' },
+    { content: 'Run echo', priority: 'medium', status: 'in_progress' },
+  ] });
+  update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hello from the fake agent.' } });
+  update(sessionId, { sessionUpdate: 'tool_call', toolCallId: 'echo-1', title: 'bash', kind: 'execute', status: 'pending', rawInput: {} });
+  update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: 'echo-1', status: 'in_progress', title: 'echo hi', rawInput: { command: 'echo hi' } });
+  update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: 'echo-1', status: 'completed', content: [{ type: 'content', content: { type: 'text', text: 'hi\n' } }], rawOutput: { output: 'hi\n', metadata: { exit: 0 } } });
+  update(sessionId, { sessionUpdate: 'some_future_update', anything: true });
+  update(sessionId, { sessionUpdate: 'usage_update', used: 1200, size: 200000, cost: { amount: 0.01, currency: 'USD' } });
+  send({ id, result: { stopReason: 'end_turn', usage: { inputTokens: 1000, outputTokens: 200, totalTokens: 1200 } } });
+}
+
+async function misbehave(id, sessionId) {
+  update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Starting…' } });
+  switch (behaviour) {
+    case 'exit':
+      process.stderr.write('fatal: the model went away\n');
+      process.exit(3);
+    case 'garbage':
+      process.stdout.write('Traceback (most recent call last): not JSON\n');
+      return;
+    case 'huge-line':
+      process.stdout.write(JSON.stringify({ jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x'.repeat(10_000_000) } } } }) + '\n');
+      return;
+    case 'flood':
+      for (let i = 0; i < 20000; i++) update('someone-else', { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'noise' } });
+      update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Done despite the noise.' } });
+      return send({ id, result: { stopReason: 'end_turn' } });
+  }
+}
+
+function handle(message) {
+  if (message.method === undefined) {
+    const resolve = waiting.get(message.id);
+    waiting.delete(message.id);
+    return resolve?.(message);
+  }
+  const { id, method, params } = message;
+  switch (method) {
+    case 'initialize':
+      if (behaviour === 'silent-init' && firstTime()) return;
+      return send({ id, result: { protocolVersion: 1, agentCapabilities: { loadSession: true, promptCapabilities: { image: false, embeddedContext: false } }, agentInfo: { name: 'fake-acp', version: '1' } } });
+    case 'session/new': {
+      const sessionId = `fake-${knownSessions().length + 1}`;
+      writeFileSync(SESSIONS, [...knownSessions(), sessionId].join('\n') + '\n');
+      return send({ id, result: { sessionId } });
+    }
+    case 'session/load':
+      if (!knownSessions().includes(params.sessionId)) return send({ id, error: { code: -32602, message: 'unknown session' } });
+      update(params.sessionId, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'replayed' } });
+      return send({ id, result: {} });
+    case 'session/prompt':
+      return prompt(id, params);
+    case 'session/cancel':
+      cancelled = params.sessionId;
+      return;
+    default:
+      if (id !== undefined) send({ id, error: { code: -32601, message: `no ${method}` } });
+  }
+}
+
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk) => {
+  buffer += chunk;
+  let end;
+  while ((end = buffer.indexOf('\n')) >= 0) {
+    const line = buffer.slice(0, end);
+    buffer = buffer.slice(end + 1);
+    if (line.trim()) handle(JSON.parse(line));
+  }
+});
+process.stdin.on('end', () => process.exit(0));
