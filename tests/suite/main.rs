@@ -20,6 +20,8 @@ mod instances;
 mod mcp;
 mod ndjson;
 #[cfg(feature = "ssr")]
+mod opencode_real;
+#[cfg(feature = "ssr")]
 mod pi_real;
 #[cfg(feature = "ssr")]
 mod pi_replay;

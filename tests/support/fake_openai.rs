@@ -44,6 +44,7 @@ pub struct Seen {
 
 pub struct FakeServer {
     pub base_url: String,
+    replies: Arc<Mutex<VecDeque<Reply>>>,
     pub seen: Arc<Mutex<Vec<Seen>>>,
     /// Notified when the client closed a `Hang` response.
     pub closed: Arc<Notify>,
@@ -76,11 +77,17 @@ impl FakeServer {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let closed = Arc::new(Notify::new());
         let handler = {
-            let (seen, closed) = (seen.clone(), closed.clone());
+            let (seen, closed, replies) = (seen.clone(), closed.clone(), replies.clone());
             move |uri: Uri, headers: HeaderMap, body: Bytes| {
-                let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                seen.lock().unwrap().push(Seen { path: uri.path().to_owned(), headers, body });
-                let reply = replies.lock().unwrap().pop_front();
+                let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                // opencode asks its small model for a thread title before it answers; that request is answered apart,
+                // so a test's replies stay the turns it scripts.
+                let reply = if asks_for_a_title(&body) {
+                    Some(Reply::Sse(openai_text("A test title")))
+                } else {
+                    seen.lock().unwrap().push(Seen { path: uri.path().to_owned(), headers, body });
+                    replies.lock().unwrap().pop_front()
+                };
                 let closed = closed.clone();
                 async move {
                     match reply {
@@ -126,7 +133,12 @@ impl FakeServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        FakeServer { base_url: format!("http://{address}{api_path}"), seen, closed }
+        FakeServer { base_url: format!("http://{address}{api_path}"), replies, seen, closed }
+    }
+
+    /// Adds replies after the ones the server started with (for a test that learns what to answer later).
+    pub fn push(&self, replies: impl IntoIterator<Item = Reply>) {
+        self.replies.lock().unwrap().extend(replies);
     }
 
     pub fn requests(&self) -> usize {
@@ -136,6 +148,45 @@ impl FakeServer {
     pub fn body(&self, at: usize) -> Value {
         self.seen.lock().unwrap()[at].body.clone()
     }
+}
+
+/// Whether a request is opencode's for a thread title (its system prompt begins so).
+fn asks_for_a_title(body: &Value) -> bool {
+    let system = body["messages"].as_array().and_then(|messages| messages.first());
+    let text = system.map(|message| match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|part| part["text"].as_str()).collect(),
+        _ => String::new(),
+    });
+    text.is_some_and(|text| text.trim_start().starts_with("You are a title generator"))
+}
+
+/// An OpenAI Chat Completions stream in which the model thinks (`reasoning_content`, as DeepSeek and vLLM stream
+/// it), then answers `text`.
+pub fn openai_reasoning_then_text(thought: &str, text: &str) -> String {
+    let mut deltas = vec![json!({"role": "assistant", "reasoning_content": thought})];
+    deltas.extend(text.split_inclusive(' ').map(|word| json!({"content": word})));
+    openai_stream(&deltas, "stop")
+}
+
+/// An OpenAI Chat Completions stream in which the model thinks, says `text`, then calls one tool.
+pub fn openai_reasoning_text_tool_call(
+    thought: &str,
+    text: &str,
+    call_id: &str,
+    name: &str,
+    arguments: &Value,
+) -> String {
+    let arguments = arguments.to_string();
+    openai_stream(
+        &[
+            json!({"role": "assistant", "reasoning_content": thought}),
+            json!({"content": text}),
+            json!({"tool_calls": [{"index": 0, "id": call_id, "type": "function",
+                "function": {"name": name, "arguments": arguments}}]}),
+        ],
+        "tool_calls",
+    )
 }
 
 /// An OpenAI Chat Completions stream in which the model calls one tool.

@@ -1,0 +1,175 @@
+//! chatwire over the real opencode (npm `opencode-ai` 1.18.33, installed by `./x test` into
+//! `~/.cache/chatwire/opencode-1.18.33`, or named by `CHATWIRE_TEST_OPENCODE`) as an ACP agent, whose model is the
+//! fake OpenAI-compatible server of tests/support, named in `OPENCODE_CONFIG_CONTENT`, with `HOME` and the XDG
+//! directories in a temporary directory: a run with thinking, text, a bash call and a file write; Stop during a
+//! model call that hangs; and a second instance on PostgreSQL that tails a run the first one drives.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::support::fake_openai::{FakeServer, Reply, openai_reasoning_text_tool_call, openai_text, openai_tool_call};
+use crate::support::server::{Lines, Server, kind, script_file};
+use serde_json::{Value, json};
+
+const OPENCODE_VERSION: &str = "1.18.33";
+/// A hang guard only: opencode answers in seconds.
+const WAIT: Duration = Duration::from_secs(120);
+
+fn opencode_executable() -> PathBuf {
+    let opencode = match std::env::var_os("CHATWIRE_TEST_OPENCODE") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache"));
+            cache.join(format!("chatwire/opencode-{OPENCODE_VERSION}/node_modules/.bin/opencode"))
+        }
+    };
+    assert!(
+        opencode.is_file(),
+        "opencode {OPENCODE_VERSION} is not installed at {}: `./x test` installs it",
+        opencode.display()
+    );
+    opencode
+}
+
+/// The config file naming opencode as the agent `opencode`, isolated in `dir`, its model the fake server.
+fn config(dir: &Path, model_url: &str) -> PathBuf {
+    let home = dir.join("opencode-home");
+    let xdg = |name: &str| home.join(name).display().to_string();
+    // opencode installs its plugin package into its config dir from the npm registry in the background unless that
+    // dir already has a node_modules and a lock that lists it.
+    let opencode_config = home.join("config/opencode");
+    std::fs::create_dir_all(opencode_config.join("node_modules")).unwrap();
+    let plugin = json!({"@opencode-ai/plugin": OPENCODE_VERSION});
+    std::fs::write(opencode_config.join("package.json"), json!({"dependencies": plugin}).to_string()).unwrap();
+    let lock = json!({"lockfileVersion": 3, "packages": {"": {"dependencies": plugin}}});
+    std::fs::write(opencode_config.join("package-lock.json"), lock.to_string()).unwrap();
+    let opencode_json = json!({
+        "provider": {"fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Fake",
+            "options": {"baseURL": model_url, "apiKey": "test-key"},
+            "models": {"fake-model": {"name": "Fake Model", "reasoning": true, "tool_call": true,
+                "limit": {"context": 100000, "output": 8192}}},
+        }},
+        "model": "fake/fake-model",
+        "small_model": "fake/fake-model",
+    });
+    let env = json!({
+        "HOME": home.display().to_string(),
+        "XDG_CONFIG_HOME": xdg("config"),
+        "XDG_DATA_HOME": xdg("data"),
+        "XDG_CACHE_HOME": xdg("cache"),
+        "XDG_STATE_HOME": xdg("state"),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_SHARE": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_CONFIG_CONTENT": opencode_json.to_string(),
+    });
+    let env: Vec<String> = env.as_object().unwrap().iter().map(|(key, value)| format!("{key} = {}", value)).collect();
+    let table = format!(
+        "[agent.opencode]\ncommand = {:?}\nargs = [\"acp\"]\nenv = {{ {} }}\n",
+        opencode_executable().display().to_string(),
+        env.join(", ")
+    );
+    let path = dir.join("chatwire.toml");
+    std::fs::write(&path, table).unwrap();
+    path
+}
+
+fn flags(config: &Path) -> Vec<String> {
+    vec!["--config".into(), config.display().to_string(), "--runtime".into(), "opencode".into()]
+}
+
+fn frames(lines: &[String]) -> Vec<Value> {
+    lines.iter().filter(|line| kind(line) != "ping").map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+#[tokio::test]
+async fn real_opencode_thinks_runs_bash_writes_a_file_and_ends_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let model = FakeServer::start(Vec::new(), "/v1").await;
+    let config = config(dir.path(), &model.base_url);
+    let flags = flags(&config);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let server = Server::start(&data, &script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#), &flags);
+    let session = server.new_session().await;
+    // The model names the file by its path in the session's workspace, known once the session is.
+    std::fs::create_dir_all(data.join("workspaces").join(&session)).unwrap();
+    let written = data.join("workspaces").join(&session).canonicalize().unwrap().join("hello.txt");
+    model.push([
+        Reply::Sse(openai_reasoning_text_tool_call(
+            "I should run it first.",
+            "Running it.",
+            "call_bash",
+            "bash",
+            &json!({"command": "echo hi", "description": "Print hi"}),
+        )),
+        Reply::Sse(openai_tool_call(
+            "call_write",
+            "write",
+            &json!({"filePath": written.display().to_string(), "content": "hello from opencode\n"}),
+        )),
+        Reply::Sse(openai_text("All done.")),
+    ]);
+
+    let response =
+        server.post("/api/chat", &json!({"sessionId": session, "message": "Run echo hi, then write hello.txt."}));
+    let lines = Lines::new(response.send().await.unwrap()).rest(WAIT).await;
+    let frames = frames(&lines);
+    let done = frames.last().unwrap();
+    assert_eq!(done["type"], "done", "{frames:#?}");
+    let thinking: String =
+        frames.iter().filter(|frame| frame["type"] == "thinking").filter_map(|frame| frame["text"].as_str()).collect();
+    assert_eq!(thinking, "I should run it first.");
+    let parts = done["message"]["parts"].as_array().unwrap();
+    let kinds: Vec<&str> = parts.iter().filter_map(|part| part["type"].as_str()).collect();
+    assert_eq!(kinds, ["thinking", "text", "tool-Bash", "tool-Write", "text"], "{parts:#?}");
+    let bash = &parts[2];
+    assert_eq!(bash["input"]["command"], "echo hi");
+    assert_eq!(bash["output"]["output"], "hi\n");
+    assert_eq!(bash["state"], "output-available");
+    assert_eq!(parts[3]["input"]["path"], "hello.txt");
+    assert_eq!(parts[4]["text"], "All done.");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "hello from opencode\n");
+    assert!(frames.iter().any(|frame| frame["type"] == "usage"), "opencode reports usage");
+}
+
+#[tokio::test]
+async fn stop_ends_a_real_opencode_run_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let model =
+        FakeServer::start(vec![Reply::Hang("openai/first_words.sse"), Reply::Sse(openai_text("Back again."))], "/v1")
+            .await;
+    let config = config(dir.path(), &model.base_url);
+    let flags = flags(&config);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let server =
+        Server::start(&dir.path().join("data"), &script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#), &flags);
+    let session = server.new_session().await;
+    let response = server.post("/api/chat", &json!({"sessionId": session, "message": "Write a long essay."}));
+    let mut lines = Lines::new(response.send().await.unwrap());
+    // The model call hangs after its first words: the run is going.
+    loop {
+        let line = lines.next_within(WAIT).await.expect("the run streams");
+        if kind(&line) == "delta" {
+            break;
+        }
+    }
+    let stop = server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap();
+    assert_eq!(stop.status(), 200);
+    let rest = frames(&lines.rest(WAIT).await);
+    let end = rest.last().unwrap();
+    assert!(end["type"] == "done" || end["type"] == "error", "{rest:#?}");
+    tokio::time::timeout(WAIT, model.closed.notified()).await.expect("opencode gave up its model call");
+
+    let response = server.post("/api/chat", &json!({"sessionId": session, "message": "Short answer please."}));
+    let again = frames(&Lines::new(response.send().await.unwrap()).rest(WAIT).await);
+    let done = again.last().unwrap();
+    assert_eq!(done["type"], "done", "{again:#?}");
+    let text: String = done["message"]["parts"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect();
+    assert_eq!(text, "Back again.");
+}
