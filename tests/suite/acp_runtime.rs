@@ -19,9 +19,14 @@ fn fake_agent() -> String {
 
 /// A server whose default agent is the fake one, named `fake`, misbehaving as `behaviour` says.
 fn start(dir: &Path, behaviour: &str) -> Server {
+    start_with(dir, behaviour, "")
+}
+
+/// `start`, with more lines for the agent's table.
+fn start_with(dir: &Path, behaviour: &str, more: &str) -> Server {
     let config = dir.join("chatwire.toml");
     let table = format!(
-        "[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 2\n",
+        "[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 2\n{more}",
         fake_agent(),
         behaviour
     );
@@ -212,4 +217,25 @@ async fn a_flood_of_updates_for_another_session_is_ignored() {
     let frames = run(&server, &session, "hello").await;
     assert_eq!(answer_text(last(&frames)), "Starting…Done despite the noise.");
     assert!(frames.len() < 50, "the noise made no frames: {}", frames.len());
+}
+
+#[tokio::test]
+async fn an_idle_agent_is_stopped_and_the_next_run_reopens_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), "normal", "idle_secs = 1\n");
+    let session = server.new_session().await;
+    let pid_of = |frames: &[Value]| -> u32 {
+        answer_text(last(frames)).strip_prefix("pid ").expect("the agent says its pid").parse().unwrap()
+    };
+    let first = run(&server, &session, "your pid?").await;
+    let pid = pid_of(&first);
+    let deadline = std::time::Instant::now() + WAIT;
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(std::time::Instant::now() < deadline, "the idle agent {pid} was never stopped");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let second = run(&server, &session, "your pid?").await;
+    assert_ne!(pid_of(&second), pid, "a new process");
+    assert_eq!(second[0]["sessionFile"], first[0]["sessionFile"], "which reopened the agent's session");
+    assert_eq!(second[0].get("sessionReset"), None);
 }

@@ -173,3 +173,80 @@ async fn stop_ends_a_real_opencode_run_and_the_session_goes_on() {
     let text: String = done["message"]["parts"].as_array().unwrap().iter().filter_map(|p| p["text"].as_str()).collect();
     assert_eq!(text, "Back again.");
 }
+
+/// Reads a stream until its run's terminal frame, leaving out pings.
+async fn until_terminal(lines: &mut Lines, seen: &mut Vec<Value>) {
+    while !seen.last().is_some_and(|frame| frame["type"] == "done" || frame["type"] == "error") {
+        let line = lines.next_within(WAIT).await.expect("the run goes on to its end");
+        if kind(&line) != "ping" {
+            seen.push(serde_json::from_str(&line).unwrap());
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_second_instance_on_postgres_tails_a_real_opencode_run_and_a_dropped_viewer_resumes_without_gaps() {
+    use crate::support::server::TOKEN;
+    let dir = tempfile::tempdir().unwrap();
+    let model = FakeServer::start(
+        vec![
+            Reply::Sse(openai_tool_call(
+                "call_sleep",
+                "bash",
+                &json!({"command": "sleep 2; echo slept", "description": "Wait"}),
+            )),
+            Reply::Sse(openai_text("Slept and done.")),
+        ],
+        "/v1",
+    )
+    .await;
+    let config = config(dir.path(), &model.base_url);
+    let flags = flags(&config);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let server = Server::cluster(
+        2,
+        &dir.path().join("data"),
+        &script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#),
+        &flags,
+    )
+    .await;
+    let session = server.new_session().await;
+    let response = server
+        .http
+        .post(server.instance_url(0, "/api/chat"))
+        .bearer_auth(TOKEN)
+        .json(&json!({"sessionId": session, "message": "Sleep a little."}))
+        .send()
+        .await
+        .unwrap();
+    // The owner's viewer reads the start of the run, then goes away (a reload) and comes back by `seq`.
+    let mut owner = Lines::new(response);
+    let mut before_reload: Vec<Value> = Vec::new();
+    while before_reload.len() < 3 {
+        let line = owner.next_within(WAIT).await.unwrap();
+        if kind(&line) != "ping" {
+            before_reload.push(serde_json::from_str(&line).unwrap());
+        }
+    }
+    drop(owner);
+    let tail = server.instance_url(1, &format!("/api/sessions/{session}/events?after=0"));
+    let mut viewer = Lines::new(server.http.get(tail).bearer_auth(TOKEN).send().await.unwrap());
+    let last_seen = before_reload.last().unwrap()["seq"].as_u64().unwrap();
+    let resume = server.instance_url(0, &format!("/api/sessions/{session}/events?after={last_seen}"));
+    let mut resumed = Lines::new(server.http.get(resume).bearer_auth(TOKEN).send().await.unwrap());
+
+    let mut on_second: Vec<Value> = Vec::new();
+    until_terminal(&mut viewer, &mut on_second).await;
+    let mut after_reload = before_reload.clone();
+    until_terminal(&mut resumed, &mut after_reload).await;
+
+    let seqs = |frames: &[Value]| frames.iter().map(|frame| frame["seq"].as_u64().unwrap()).collect::<Vec<_>>();
+    assert_eq!(seqs(&on_second), (1..=on_second.len() as u64).collect::<Vec<_>>(), "no gap, no duplicate");
+    let first = after_reload[0]["seq"].as_u64().unwrap();
+    assert_eq!(seqs(&after_reload), (first..first + after_reload.len() as u64).collect::<Vec<_>>());
+    assert_eq!(&on_second[(first - 1) as usize..], &after_reload[..], "both viewers saw the same frames");
+    let done = on_second.last().unwrap();
+    assert_eq!(done["type"], "done", "{on_second:#?}");
+    let bash = done["message"]["parts"].as_array().unwrap().iter().find(|part| part["type"] == "tool-Bash").unwrap();
+    assert_eq!(bash["output"]["output"], "slept\n");
+}

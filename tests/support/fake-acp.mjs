@@ -86,6 +86,10 @@ async function prompt(id, { sessionId, prompt }) {
     update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: said } });
     return send({ id, result: { stopReason: 'end_turn' } });
   }
+  if (text.includes('pid')) {
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `pid ${process.pid}` } });
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
   if (text.includes('refuse')) {
     update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'I would rather not' } });
     return send({ id, result: { stopReason: 'refusal' } });
