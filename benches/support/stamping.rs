@@ -8,7 +8,7 @@ use chatwire::runtime::agent::{Agent, AgentConfig};
 use chatwire::runtime::builtin::AgentRuntime;
 use chatwire::runtime::models::{ModelCatalog, ModelEntry};
 use chatwire::runtime::provider::{ModelRequest, ModelStop, Provider, ProviderFuture, StreamEvent};
-use chatwire::runtime::registry::Agents;
+use chatwire::runtime::registry::{AgentEntry, Agents};
 use chatwire::server::assets::SiteAssets;
 use chatwire::server::chat::{Chat, ChatConfig};
 use chatwire::server::http::{AppState, router};
@@ -60,6 +60,17 @@ pub struct Instance {
 }
 
 pub async fn instance(store: Arc<dyn Store>, provider: StampingProvider, data: &std::path::Path) -> Instance {
+    instance_with(store, provider, data, Vec::new(), None).await
+}
+
+/// `instance`, offering `more` agents beside the built-in one, `default` the agent of new sessions.
+pub async fn instance_with(
+    store: Arc<dyn Store>,
+    provider: StampingProvider,
+    data: &std::path::Path,
+    more: Vec<AgentEntry>,
+    default: Option<&str>,
+) -> Instance {
     let agent = Agent::new(Arc::new(provider), AgentConfig::default());
     let entry = ModelEntry {
         name: "stamping".into(),
@@ -78,8 +89,11 @@ pub async fn instance(store: Arc<dyn Store>, provider: StampingProvider, data: &
         checkpoint_file_limit: 0,
         attachments: chatwire::protocol::AttachmentLimits::default(),
     };
-    let runtime = Arc::new(AgentRuntime::new(models.clone()));
-    let chat = Chat::open(store, Agents::single(runtime), models, config).await.unwrap();
+    let runtime: Arc<dyn chatwire::runtime::Runtime> = Arc::new(AgentRuntime::new(models.clone()));
+    let mut entries = vec![AgentEntry { name: runtime.name().to_owned(), runtime }];
+    entries.extend(more);
+    let agents = Agents::new(entries, default).unwrap();
+    let chat = Chat::open(store, agents, models, config).await.unwrap();
     let security = Arc::new(Security { token: None, allowed_hosts: vec!["127.0.0.1".into()] });
     let leptos = leptos::prelude::LeptosOptions::builder().output_name("chatwire").site_root("target/site").build();
     let state = AppState { leptos, assets: SiteAssets::detect("target/site"), chat: chat.clone(), security };

@@ -86,6 +86,16 @@ async function prompt(id, { sessionId, prompt }) {
     update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: said } });
     return send({ id, result: { stopReason: 'end_turn' } });
   }
+  const stamps = text.match(/^stamp (\d+)/);
+  if (stamps) {
+    // Each chunk carries the wall-clock microseconds at which it was written (the latency bench reads them).
+    for (let i = 0; i < Number(stamps[1]); i++) {
+      const micros = Math.round((performance.timeOrigin + performance.now()) * 1000);
+      update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `<${micros}>` } });
+      if (i % 50 === 49) await sleep(1);
+    }
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
   if (text.includes('pid')) {
     update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `pid ${process.pid}` } });
     return send({ id, result: { stopReason: 'end_turn' } });

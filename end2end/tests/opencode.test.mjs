@@ -1,0 +1,100 @@
+// End-to-end check of an ACP agent: the release binary with the real opencode 1.18.33 (installed by `./x test` into
+// ~/.cache/chatwire/opencode-1.18.33, or named by CHATWIRE_TEST_OPENCODE) as its agent, whose model is the scripted
+// OpenAI-compatible server of tests/fixtures/acp/record, and whose permission rules ask before bash. The permission
+// request is an approval card; the page is reloaded while the card waits (the run resumes, the card is still there),
+// and Approve goes back to opencode, which runs the command and answers.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { makeTempDir, openChat, removeDir, sendPrompt, startServer, waitForHydration } from './support.mjs';
+
+const OPENCODE_VERSION = '1.18.33';
+const OPENCODE =
+  process.env.CHATWIRE_TEST_OPENCODE ??
+  path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), `chatwire/opencode-${OPENCODE_VERSION}/node_modules/.bin/opencode`);
+const FAKE_OPENAI = fileURLToPath(new URL('../../tests/fixtures/acp/record/fake-openai.mjs', import.meta.url));
+
+const SCRIPT = [
+  [{ text: 'Running it.' }, { tool_calls: [{ id: 'call_echo', name: 'bash', arguments: { command: 'echo approved', description: 'Print approved' } }] }],
+  [{ text: 'Approved and done.' }],
+];
+
+/** opencode's environment: everything of its own in `home`, its model the fake server, bash asked for. */
+async function opencodeEnv(home, baseURL) {
+  const config = path.join(home, 'config/opencode');
+  await fs.mkdir(path.join(config, 'node_modules'), { recursive: true });
+  // Without these opencode installs its plugin package from the npm registry in the background.
+  const plugin = { '@opencode-ai/plugin': OPENCODE_VERSION };
+  await fs.writeFile(path.join(config, 'package.json'), JSON.stringify({ dependencies: plugin }));
+  await fs.writeFile(path.join(config, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: plugin } } }));
+  const opencodeConfig = {
+    provider: { fake: { npm: '@ai-sdk/openai-compatible', name: 'Fake', options: { baseURL, apiKey: 'test-key' },
+      models: { 'fake-model': { name: 'Fake Model', tool_call: true, limit: { context: 100000, output: 8192 } } } } },
+    model: 'fake/fake-model',
+    small_model: 'fake/fake-model',
+    permission: { bash: 'ask' },
+  };
+  return {
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, 'config'),
+    XDG_DATA_HOME: path.join(home, 'data'),
+    XDG_CACHE_HOME: path.join(home, 'cache'),
+    XDG_STATE_HOME: path.join(home, 'state'),
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+    OPENCODE_CONFIG_CONTENT: JSON.stringify(opencodeConfig),
+  };
+}
+
+describe('an ACP agent (opencode)', () => {
+  let server;
+  let model;
+  let dir;
+
+  before(async () => {
+    await fs.access(OPENCODE).catch(() => {
+      throw new Error(`opencode ${OPENCODE_VERSION} is not installed at ${OPENCODE}: ./x test installs it`);
+    });
+    const { startFakeOpenAI } = await import(FAKE_OPENAI);
+    model = await startFakeOpenAI({ script: SCRIPT });
+    dir = await makeTempDir('chatwire-opencode-');
+    const env = await opencodeEnv(path.join(dir, 'home'), `http://127.0.0.1:${model.port}/v1`);
+    const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
+    const config = path.join(dir, 'chatwire.toml');
+    await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
+    server = await startServer({ args: ['--config', config, '--runtime', 'opencode'] });
+  }, { timeout: 90_000 });
+
+  after(async () => {
+    await server?.stop();
+    await model?.close();
+    if (dir) await removeDir(dir);
+  }, { timeout: 30_000 });
+
+  test('a permission request is an approval card that survives a reload and lets the command run', { timeout: 180_000 }, async (t) => {
+    const { page, check } = await openChat(t, server, { viewport: { width: 1000, height: 800 } });
+    await sendPrompt(page, 'Run echo approved.');
+    const approve = page.locator('.approval button', { hasText: 'Approve' });
+    await approve.waitFor({ timeout: 90_000 });
+    assert.match(await page.locator('.approval').textContent(), /echo approved/);
+
+    // Mid-run, the page goes away and comes back: the run goes on in the server and the card is still waiting.
+    await page.reload();
+    await waitForHydration(page);
+    await approve.waitFor({ timeout: 30_000 });
+    await approve.click();
+
+    const answer = page.locator('.message[data-role="assistant"]').last();
+    await answer.getByText('Approved and done.').waitFor({ timeout: 90_000 });
+    const bash = answer.locator('.tool[data-tool="Bash"]');
+    assert.equal(await bash.getAttribute('data-status'), 'done');
+    assert.match(await bash.locator('.tool-bash__command').textContent(), /echo approved/);
+    assert.match(await bash.textContent(), /approved/);
+    check();
+  });
+});
