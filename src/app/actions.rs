@@ -258,6 +258,7 @@ mod tests {
             message_count: 2,
             last_seq: 3,
             usage: None,
+            agent: None,
         };
         let copied = ForkResponse {
             session: session.clone(),

@@ -413,6 +413,7 @@ pub async fn send(page: Page, outgoing: Outgoing) {
         attachments: (!outgoing.attachments.is_empty()).then_some(outgoing.attachments),
         rerun: outgoing.rerun,
         command: outgoing.command,
+        agent: None,
     };
     live.batcher().flush();
     let since = state.chat.with_untracked(|c| c.last_seq);

@@ -118,16 +118,16 @@ impl ConfigFile {
 
 /// The MCP servers of the config file, not started yet; `None` when it names none. A relative `cwd` is taken from the
 /// config file's directory; a server without one runs in `--workspace` if given, else where chatwire was started.
-/// The agents this server offers: the built-in one over `models`, and pi when `--pi-command` or `--runtime pi` asks
-/// for it; `--runtime` names the agent of new sessions.
+/// The agents this server offers: the built-in one over `models`, and pi when `--pi-command` or `--default-agent pi`
+/// asks for it; `--default-agent` names the agent of sessions that name none.
 pub fn agents(args: &ServeArgs, models: Arc<ModelCatalog>) -> Result<Agents, ConfigError> {
     let builtin: Arc<dyn Runtime> = Arc::new(AgentRuntime::new(models));
     let mut entries = vec![AgentEntry { name: builtin.name().to_owned(), runtime: builtin }];
     let pi: Arc<dyn Runtime> = Arc::new(PiRuntime::new(pi_config(args)));
-    if args.pi_command.is_some() || args.runtime.as_deref() == Some(pi.name()) {
+    if args.pi_command.is_some() || args.default_agent.as_deref() == Some(pi.name()) {
         entries.push(AgentEntry { name: pi.name().to_owned(), runtime: pi });
     }
-    Ok(Agents::new(entries, args.runtime.as_deref())?)
+    Ok(Agents::new(entries, args.default_agent.as_deref())?)
 }
 
 fn pi_config(args: &ServeArgs) -> PiConfig {
