@@ -234,7 +234,10 @@ async fn a_session_from_before_agents_had_names_runs_on_the_default_and_stays_on
 async fn a_session_whose_agent_is_no_longer_offered_is_refused_by_name_and_never_moved() {
     let (app, chat) = app_with_agents(None).await;
     chat.store.create_session("gone", "", Some("goose"), 1).await.unwrap();
+    chat.store.append(old_prompt("gone")).await.unwrap();
     refused_saying(send(&app, "gone", "hello", None).await, &["runs on goose", "agent, other, pi"]);
-    assert!(said(&app, "gone").await.is_empty(), "nothing ran");
+    assert_eq!(said(&app, "gone").await, ["from before"], "nothing ran, and the transcript still opens");
     assert_eq!(listed_agent(&app, "gone").await, "goose");
+    let (status, body) = answer(&app, post("/api/sessions/gone/fork", r#"{"messageId": "old-1"}"#)).await;
+    refused_saying((status, Some(body)), &["runs on goose"]);
 }
