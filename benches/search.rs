@@ -108,7 +108,7 @@ async fn generate(store: Arc<dyn Store>, options: &Options) -> Duration {
     for session in 0..options.sessions {
         let id = format!("s{session}");
         let title = format!("Session about {} {}", random.word(), random.word());
-        store.create_session(&id, &title, 1).await.expect("a session is made");
+        store.create_session(&id, &title, None, 1).await.expect("a session is made");
         let frames = session_frames(&mut random, session, options.messages);
         let append = Append { session_id: id, run_id: None, frames, ends_run: None, lease: None, now: 2 };
         let store = store.clone();

@@ -67,7 +67,7 @@ describe('an ACP agent (opencode)', () => {
     const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
     const config = path.join(dir, 'chatwire.toml');
     await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
-    server = await startServer({ args: ['--config', config, '--runtime', 'opencode'] });
+    server = await startServer({ args: ['--config', config, '--default-agent', 'opencode'] });
   }, { timeout: 90_000 });
 
   after(async () => {

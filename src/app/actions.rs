@@ -7,8 +7,8 @@ use crate::chat_state::ChatSnapshot;
 use crate::components::{Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, Theme, Upload};
 use crate::draft::ExportFormat;
 use crate::protocol::{
-    AgentMode, AttachmentLimits, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo, ModelsResponse, RestoreResponse,
-    SearchHit, SessionSummary,
+    AgentInfo, AgentMode, AgentsResponse, AttachmentLimits, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo,
+    ModelsResponse, RestoreResponse, SearchHit, SessionSummary,
 };
 
 /// The page's connection to the run of the session on screen.
@@ -63,6 +63,11 @@ pub struct PageState {
     pub rerun_unavailable: RwSignal<Option<String>>,
     /// What a message may attach on this server (`GET /api/models`).
     pub attachment_limits: RwSignal<AttachmentLimits>,
+    /// The agents the server offers (`GET /api/agents`); `None` until loaded.
+    pub agents: RwSignal<Option<AgentsResponse>>,
+    /// The agent a new chat runs on: the one this browser picked last if the server still offers it, else the
+    /// server's default; `None` until the list is loaded (the server then binds its default).
+    pub agent: RwSignal<Option<String>>,
 }
 
 impl PageState {
@@ -87,7 +92,29 @@ impl PageState {
             search_hits: RwSignal::new(None),
             rerun_unavailable: RwSignal::new(None),
             attachment_limits: RwSignal::new(AttachmentLimits::default()),
+            agents: RwSignal::new(None),
+            agent: RwSignal::new(None),
         }
+    }
+
+    /// The agent of what is on screen (see [`agent_on_screen`]), with what it can do; `None` until that is known.
+    pub fn agent_info(self) -> Option<AgentInfo> {
+        self.agents.with(|agents| {
+            let agents = agents.as_ref()?;
+            let name = self.sessions.with(|sessions| {
+                self.session_id.with(|current| {
+                    self.agent.with(|picked| {
+                        agent_on_screen(agents, sessions, current.as_deref(), picked.as_deref()).map(str::to_owned)
+                    })
+                })
+            })?;
+            agents.agents.iter().find(|agent| agent.name == name).cloned()
+        })
+    }
+
+    /// True when the server offers more than one agent: only then does the page name them.
+    pub fn several_agents(self) -> bool {
+        self.agents.with(|agents| agents.as_ref().is_some_and(|agents| agents.agents.len() > 1))
     }
 
     /// True while a run is active or the page is re-attaching to one: Stop is offered, sends steer or follow up.
@@ -132,6 +159,8 @@ pub struct PageRequests {
     pub delete: Callback<String>,
     /// Picks the model later sends run on, and remembers it in this browser.
     pub pick_model: Callback<String>,
+    /// Picks the agent the next new chat runs on, and remembers it in this browser.
+    pub pick_agent: Callback<String>,
     /// Goes to a session's URL through the router (`None`: a new chat), which then opens it.
     pub go_to: Callback<Option<String>>,
     /// Shows the theme and remembers it in this browser.
@@ -227,6 +256,41 @@ pub fn preselected_model(models: &ModelsResponse, remembered: Option<&str>) -> S
         .to_owned()
 }
 
+/// The agent to preselect in New chat: the remembered one if the server still offers it, else the server's default.
+pub fn preselected_agent(agents: &AgentsResponse, remembered: Option<&str>) -> String {
+    remembered
+        .filter(|name| agents.agents.iter().any(|agent| agent.name == *name))
+        .unwrap_or(&agents.default)
+        .to_owned()
+}
+
+/// The agent of what is on screen: in New chat (`current` is `None`) the one `picked`, else the session's own, or the
+/// server's default for a session not bound yet (it runs on the default); `None` while the session is not listed.
+pub fn agent_on_screen<'a>(
+    agents: &'a AgentsResponse,
+    sessions: &'a [SessionSummary],
+    current: Option<&str>,
+    picked: Option<&'a str>,
+) -> Option<&'a str> {
+    match current {
+        None => Some(picked.unwrap_or(&agents.default)),
+        Some(current) => sessions
+            .iter()
+            .find(|session| session.session_id == current)
+            .map(|session| session.agent.as_deref().unwrap_or(&agents.default)),
+    }
+}
+
+/// The models a send may pick for `agent`: those of the server's it names, none for an agent that picks its own
+/// model, all of them while the agents are not known yet.
+pub fn models_of(models: &[ModelInfo], agent: Option<&AgentInfo>) -> Vec<ModelInfo> {
+    match agent.map(|agent| agent.models.as_deref()) {
+        None => models.to_vec(),
+        Some(None) => Vec::new(),
+        Some(Some(names)) => models.iter().filter(|model| names.contains(&model.name)).cloned().collect(),
+    }
+}
+
 /// True when a frame's `seq` leaves a hole after the snapshot's last one. Two streams of one run (a steering
 /// send's answer and the run's own stream) may run ahead of each other; applying the one ahead would make the
 /// reducer drop the frames in between as already seen. Such frames wait: the stream behind, or a re-attach
@@ -237,7 +301,9 @@ pub fn skips_ahead(snapshot: &ChatSnapshot, frame: &ChatFrame) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{fork_summary, preselected_model, restore_summary, skips_ahead};
+    use super::skips_ahead;
+    use super::{agent_on_screen, fork_summary, models_of, preselected_agent, preselected_model, restore_summary};
+    use crate::protocol::{AgentInfo, AgentsResponse};
     use crate::protocol::{ForkResponse, ForkedWorkspace, RestoreResponse, SessionStatus, SessionSummary, SkippedFile};
 
     #[test]
@@ -258,6 +324,7 @@ mod tests {
             message_count: 2,
             last_seq: 3,
             usage: None,
+            agent: None,
         };
         let copied = ForkResponse {
             session: session.clone(),
@@ -318,6 +385,64 @@ mod tests {
         assert_eq!(preselected_model(&models, None), "a");
         assert_eq!(preselected_model(&models, Some("b")), "b");
         assert_eq!(preselected_model(&models, Some("gone")), "a", "a model no longer configured");
+    }
+
+    fn agents() -> AgentsResponse {
+        let agent = |name: &str, models: Option<Vec<String>>| AgentInfo {
+            name: name.into(),
+            models,
+            rerun_unavailable: None,
+            compact_unavailable: None,
+        };
+        AgentsResponse {
+            default: "agent".into(),
+            agents: vec![agent("agent", Some(vec!["a".into()])), agent("pi", None), agent("opencode", Some(vec![]))],
+        }
+    }
+
+    #[test]
+    fn new_chat_preselects_the_remembered_agent_only_while_the_server_offers_it() {
+        assert_eq!(preselected_agent(&agents(), None), "agent");
+        assert_eq!(preselected_agent(&agents(), Some("pi")), "pi");
+        assert_eq!(preselected_agent(&agents(), Some("goose")), "agent", "an agent no longer offered");
+    }
+
+    #[test]
+    fn the_agent_on_screen_is_the_sessions_own_the_default_for_an_unbound_one_or_the_pick_in_new_chat() {
+        let session = |id: &str, agent: Option<&str>| SessionSummary {
+            session_id: id.into(),
+            title: String::new(),
+            created_at: 0,
+            updated_at: 0,
+            status: SessionStatus::Idle,
+            message_count: 0,
+            last_seq: 0,
+            usage: None,
+            agent: agent.map(str::to_owned),
+        };
+        let (agents, sessions) = (agents(), [session("bound", Some("pi")), session("old", None)]);
+        assert_eq!(agent_on_screen(&agents, &sessions, Some("bound"), Some("opencode")), Some("pi"));
+        assert_eq!(agent_on_screen(&agents, &sessions, Some("old"), Some("opencode")), Some("agent"));
+        assert_eq!(agent_on_screen(&agents, &sessions, Some("unlisted"), Some("opencode")), None);
+        assert_eq!(agent_on_screen(&agents, &sessions, None, Some("opencode")), Some("opencode"));
+        assert_eq!(agent_on_screen(&agents, &sessions, None, None), Some("agent"), "nothing picked yet");
+    }
+
+    #[test]
+    fn an_agent_offers_the_models_it_names_and_one_that_picks_its_own_offers_none() {
+        let model = |name: &str| ModelInfo {
+            name: name.into(),
+            provider: "scripted".into(),
+            model: "demo".into(),
+            context_window: 1000,
+            images: true,
+        };
+        let models = [model("a"), model("b")];
+        let names = |models: Vec<ModelInfo>| models.into_iter().map(|model| model.name).collect::<Vec<_>>();
+        let agents = agents();
+        assert_eq!(names(models_of(&models, Some(&agents.agents[0]))), ["a"]);
+        assert!(models_of(&models, Some(&agents.agents[1])).is_empty(), "pi picks its own");
+        assert_eq!(names(models_of(&models, None)), ["a", "b"], "before the agents are known");
     }
 
     fn delta(seq: u64) -> ChatFrame {

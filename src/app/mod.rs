@@ -9,14 +9,17 @@ mod actions;
 #[cfg(feature = "ssr")]
 pub mod options;
 
-pub use self::actions::{Link, PageRequests, PageState, fork_summary, preselected_model, restore_summary, skips_ahead};
+pub use self::actions::{
+    Link, PageRequests, PageState, fork_summary, models_of, preselected_agent, preselected_model, restore_summary,
+    skips_ahead,
+};
 use crate::chat_state::ChatSnapshot;
 use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
 use crate::client::connect;
 use crate::components::{
-    ActivityLine, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand, PaletteChoice, QueueChips,
-    QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
+    ActivityLine, AgentBar, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand, PaletteChoice,
+    QueueChips, QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
 };
 use crate::protocol::{AgentMode, AttachmentRef, Rerun, RerunKind, StreamingBehavior};
 
@@ -33,6 +36,7 @@ fn connect(_state: PageState) -> PageRequests {
         rename: Callback::new(|_| {}),
         delete: Callback::new(|_| {}),
         pick_model: Callback::new(|_| {}),
+        pick_agent: Callback::new(|_| {}),
         go_to: Callback::new(|_| {}),
         set_theme: Callback::new(|_| {}),
         set_notify: Callback::new(|_| {}),
@@ -140,8 +144,15 @@ fn ChatPage() -> impl IntoView {
     let state = PageState::new(location.pathname.with_untracked(|path| session_in_path(path)));
     let requests = connect(state);
     let busy = Signal::derive(move || state.busy());
+    // The agent of what is on screen decides what the page offers: its models, whether it can edit and regenerate.
+    let agent_info = Memo::new(move |_| state.agent_info());
+    let models = Signal::derive(move || agent_info.with(|info| state.models.with(|all| models_of(all, info.as_ref()))));
+    let rerun_unavailable = Signal::derive(move || match agent_info.get() {
+        Some(info) => info.rerun_unavailable,
+        None => state.rerun_unavailable.get(),
+    });
     provide_context(ToolRowContext { run_active: busy, answer: requests.answer, decide: requests.decide });
-    provide_context(message_actions(state, requests, busy));
+    provide_context(message_actions(state, requests, busy, rerun_unavailable));
     // Effects run only in the browser, so this flips once the WASM has taken over the page.
     let hydrated = RwSignal::new(false);
     Effect::new(move |started: Option<()>| {
@@ -174,6 +185,13 @@ fn ChatPage() -> impl IntoView {
     let activity = Signal::derive(move || state.chat.with(|c| c.activity.clone()));
     let output_streaming = Signal::derive(move || state.chat.with(|c| c.output_streaming));
     let reconnecting = Signal::derive(move || state.reconnecting());
+    let several_agents = Signal::derive(move || state.several_agents());
+    // Named in the sidebar's rows only when there is a choice; a row of a session not bound yet names the default.
+    let default_agent = Signal::derive(move || {
+        state
+            .agents
+            .with(|agents| agents.as_ref().filter(|_| several_agents.get()).map(|agents| agents.default.clone()))
+    });
     let switcher = Switcher::new();
     let on_choose = Callback::new(move |choice: PaletteChoice| match choice {
         PaletteChoice::Open(session_id) => requests.go_to.run(Some(session_id)),
@@ -203,6 +221,7 @@ fn ChatPage() -> impl IntoView {
                 search_hits=state.search_hits
                 on_search=requests.search
                 on_open_hit=requests.open_hit
+                default_agent
             >
                 <SwitcherButton switcher/>
                 <NotificationSetting
@@ -212,6 +231,17 @@ fn ChatPage() -> impl IntoView {
                 />
             </SessionsSidebar>
             <main class="chat">
+                <AgentBar
+                    several=several_agents
+                    agents=Signal::derive(move || {
+                        state.agents.with(|agents| {
+                            agents.iter().flat_map(|agents| &agents.agents).map(|agent| agent.name.clone()).collect()
+                        })
+                    })
+                    new_chat=Signal::derive(move || state.session_id.with(Option::is_none))
+                    agent=Signal::derive(move || agent_info.with(|info| info.as_ref().map(|info| info.name.clone())))
+                    on_pick=requests.pick_agent
+                />
                 <Transcript chat=state.chat.read_only() on_suggestion sessions=state.sessions current=state.session_id now=state.now/>
                 <ActivityLine activity running output_streaming reconnecting last_error/>
                 <Show when=move || state.unreachable.get()>
@@ -237,7 +267,7 @@ fn ChatPage() -> impl IntoView {
                     busy
                     plan
                     disabled=Signal::derive(move || !hydrated.get())
-                    models=state.models
+                    models
                     model=state.model
                     on_model=requests.pick_model
                     mode=state.mode
@@ -255,7 +285,7 @@ fn ChatPage() -> impl IntoView {
             switcher
             sessions=state.sessions
             current=state.session_id
-            models=state.models
+            models
             model=state.model
             mode=state.mode
             theme=state.theme
@@ -265,7 +295,12 @@ fn ChatPage() -> impl IntoView {
 }
 
 /// Edit, Regenerate and the version arrows of the transcript's messages, as sends and branch switches.
-fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>) -> MessageActions {
+fn message_actions(
+    state: PageState,
+    requests: PageRequests,
+    busy: Signal<bool>,
+    rerun_unavailable: Signal<Option<String>>,
+) -> MessageActions {
     // `restore_before`: the message whose checkpoint the files go back to before the run, when asked to.
     let rerun = move |text: String, kind: RerunKind, message_id: String, restore_before: bool| {
         let outgoing = Outgoing {
@@ -300,7 +335,7 @@ fn message_actions(state: PageState, requests: PageRequests, busy: Signal<bool>)
         editing: RwSignal::new(None),
         last_message: Memo::new(move |_| state.chat.with(|chat| chat.messages.last().map(|m| m.id.clone()))).into(),
         busy,
-        rerun_unavailable: state.rerun_unavailable.into(),
+        rerun_unavailable,
         edit: Callback::new(move |(id, text, restore_first): (String, String, bool)| {
             rerun(text, RerunKind::Edit, id, restore_first)
         }),

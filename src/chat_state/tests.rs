@@ -222,7 +222,7 @@ rules! {
         ChatSnapshot::from_detail(SessionDetail {
             session: SessionSummary {
                 session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
-                created_at: 1, updated_at: 2, message_count: 2, last_seq: 4, usage: None,
+                created_at: 1, updated_at: 2, message_count: 2, last_seq: 4, usage: None, agent: None,
             },
             messages: vec![user_message("u1", "hi")],
             last_seq: 4,
@@ -325,7 +325,7 @@ rules! {
         let resumed = ChatSnapshot::from_detail(SessionDetail {
             session: SessionSummary {
                 session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
-                created_at: 1, updated_at: 2, message_count: 1, last_seq: 3, usage: None,
+                created_at: 1, updated_at: 2, message_count: 1, last_seq: 3, usage: None, agent: None,
             },
             messages: Vec::new(),
             last_seq: 3,

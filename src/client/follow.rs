@@ -385,9 +385,11 @@ pub async fn send(page: Page, outgoing: Outgoing) {
     state.problem.set(None);
     let session_id = match state.session_id.get_untracked() {
         Some(id) => id,
-        None => match api::create_session().await {
+        None => match api::create_session(state.agent.get_untracked()).await {
             Ok(session) => {
-                let id = session.session_id;
+                let id = session.session_id.clone();
+                // Listed at once, so the sidebar and the header name its agent before the run's first frame.
+                state.sessions.update(|sessions| sessions.insert(0, session));
                 // The page already shows this (empty) session: navigating to its URL must not reload it.
                 *live.opened.borrow_mut() = Some(Some(id.clone()));
                 state.session_id.set(Some(id.clone()));
@@ -408,11 +410,16 @@ pub async fn send(page: Page, outgoing: Outgoing) {
         request_id: Some(api::request_id()),
         mode: Some(outgoing.mode),
         plan_action: outgoing.plan_action,
-        model: state.model.get_untracked(),
+        // An agent that picks its own model is sent none.
+        model: state
+            .model
+            .get_untracked()
+            .filter(|_| untrack(|| state.agent_info()).is_none_or(|a| a.models.is_some())),
         streaming_behavior: joins_run.then_some(outgoing.behavior),
         attachments: (!outgoing.attachments.is_empty()).then_some(outgoing.attachments),
         rerun: outgoing.rerun,
         command: outgoing.command,
+        agent: None,
     };
     live.batcher().flush();
     let since = state.chat.with_untracked(|c| c.last_seq);

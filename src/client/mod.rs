@@ -83,8 +83,9 @@ async fn checked(response: Response) -> Result<Response, ClientError> {
     Err(ClientError::Status { status, message })
 }
 
-pub async fn create_session() -> Result<SessionSummary, ClientError> {
-    let request = Request::post("/api/sessions").json(&CreateSessionRequest::default())?;
+/// A new session on `agent` (`None`: the server binds it by its first send).
+pub async fn create_session(agent: Option<String>) -> Result<SessionSummary, ClientError> {
+    let request = Request::post("/api/sessions").json(&CreateSessionRequest { title: None, agent })?;
     Ok(json::<SessionCreated>(&checked(request.send().await?).await?).await?.session)
 }
 
@@ -98,6 +99,10 @@ pub async fn health() -> Result<HealthResponse, ClientError> {
 
 pub async fn models() -> Result<ModelsResponse, ClientError> {
     json::<ModelsResponse>(&checked(Request::get("/api/models").send().await?).await?).await
+}
+
+pub async fn agents() -> Result<AgentsResponse, ClientError> {
+    json::<AgentsResponse>(&checked(Request::get("/api/agents").send().await?).await?).await
 }
 
 pub async fn session_detail(session_id: &str) -> Result<SessionDetail, ClientError> {
@@ -400,6 +405,19 @@ pub fn remembered_model() -> Option<String> {
 /// Remembers the picked model for the next visit.
 pub fn remember_model(name: &str) {
     store(MODEL_KEY, name);
+}
+
+/// Where the browser remembers the agent New chat picked last.
+const AGENT_KEY: &str = "chatwire.agent";
+
+/// The agent this browser picked last for a new chat, if storage is available and one was picked.
+pub fn remembered_agent() -> Option<String> {
+    stored(AGENT_KEY)
+}
+
+/// Remembers the picked agent for the next new chat.
+pub fn remember_agent(name: &str) {
+    store(AGENT_KEY, name);
 }
 
 /// True while the page is not shown (a background tab, a minimized window).

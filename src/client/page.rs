@@ -8,7 +8,7 @@ use leptos_router::NavigateOptions;
 
 use super::follow::{self, Page};
 use super::{notify, rare, reach, theme};
-use crate::app::{PageRequests, PageState, preselected_model};
+use crate::app::{PageRequests, PageState, preselected_agent, preselected_model};
 use crate::client::{self as api, ClientError};
 use crate::components::ChangesLoad;
 use crate::protocol::{ApprovalRequest, QuestionAnswerRequest, SearchHit};
@@ -25,6 +25,7 @@ pub fn connect(state: PageState) -> PageRequests {
     reach::watch(state, move || {
         leptos::task::spawn_local(follow::refresh_sessions(state));
         leptos::task::spawn_local(load_models(state));
+        leptos::task::spawn_local(load_agents(state));
         follow::reopen(page);
     });
     PageRequests {
@@ -114,6 +115,10 @@ pub fn connect(state: PageState) -> PageRequests {
         pick_model: Callback::new(move |name: String| {
             api::remember_model(&name);
             state.model.set(Some(name));
+        }),
+        pick_agent: Callback::new(move |name: String| {
+            api::remember_agent(&name);
+            state.agent.set(Some(name));
         }),
         go_to: Callback::new(move |session_id: Option<String>| follow::go_to(page, session_id)),
         set_theme: Callback::new(move |theme| {
@@ -243,6 +248,7 @@ fn start(page: Page) {
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));
     leptos::task::spawn_local(load_models(state));
+    leptos::task::spawn_local(load_agents(state));
 }
 
 async fn load_models(state: PageState) {
@@ -255,6 +261,17 @@ async fn load_models(state: PageState) {
         }
         Err(error) if reach::lost(state, &error) => {}
         Err(error) => state.problem.set(Some(format!("Could not load the list of models: {error}"))),
+    }
+}
+
+async fn load_agents(state: PageState) {
+    match api::agents().await {
+        Ok(agents) => {
+            state.agent.set(Some(preselected_agent(&agents, api::remembered_agent().as_deref())));
+            state.agents.set(Some(agents));
+        }
+        Err(error) if reach::lost(state, &error) => {}
+        Err(error) => state.problem.set(Some(format!("Could not load the list of agents: {error}"))),
     }
 }
 

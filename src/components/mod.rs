@@ -1,6 +1,7 @@
 //! The building blocks of the chat page, each in its own file.
 
 mod activity;
+mod agent_bar;
 mod changes;
 mod client_only;
 mod composer;
@@ -19,6 +20,7 @@ mod transcript;
 mod usage;
 
 pub use activity::ActivityLine;
+pub use agent_bar::AgentBar;
 pub use changes::ChangesLoad;
 pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
 pub use message::MessageActions;

@@ -33,6 +33,10 @@ pub fn SessionsSidebar<F>(
     on_search: Callback<String>,
     /// Opens a search hit's session at its message.
     on_open_hit: Callback<SearchHit>,
+    /// The server's default agent while it offers several, and each row then names its session's agent (a session
+    /// not bound yet runs on the default); `None` with one agent, and no row names it.
+    #[prop(into)]
+    default_agent: Signal<Option<String>>,
     /// Shown below the list (the page's settings). A type of its own rather than `Children`, which would erase it
     /// into an `AnyView` and keep that type's hydration code twice in the WASM.
     children: TypedChildren<F>,
@@ -68,11 +72,12 @@ where
                         <For
                             each=move || sessions.get()
                             key=|session| {
-                                (session.session_id.clone(), session.title.clone(), session.updated_at, session.status)
+                                let SessionSummary { session_id, title, updated_at, status, agent, .. } = session;
+                                (session_id.clone(), title.clone(), *updated_at, *status, agent.clone())
                             }
                             let:session
                         >
-                            <SessionItem session current now on_rename on_delete refocus/>
+                            <SessionItem session current now on_rename on_delete refocus default_agent/>
                         </For>
                     </ul>
                 </Show>
@@ -129,6 +134,8 @@ fn SessionItem(
     on_delete: Callback<String>,
     /// Where the focus goes when a rename or a delete is over, shared by the rows.
     refocus: StoredValue<Option<Refocus>>,
+    /// The server's default agent while it offers several; `None`: the row names no agent.
+    default_agent: Signal<Option<String>>,
 ) -> impl IntoView {
     let item_mode = RwSignal::new(ItemMode::Show);
     let id = StoredValue::new(session.session_id.clone());
@@ -138,6 +145,8 @@ fn SessionItem(
     let status = session.status;
     let updated_at = session.updated_at;
     let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
+    let agent = StoredValue::new(session.agent.clone());
+    let agent = move || default_agent.get().map(|default| agent.get_value().unwrap_or(default));
     // Back to showing the row, with the focus on the button that left it when the keyboard ended it.
     let show_again = move |started_by: Option<ItemMode>, title: String| {
         refocus.set_value(started_by.map(|started_by| Refocus::Button {
@@ -214,6 +223,7 @@ fn SessionItem(
                             <time class="sidebar__time">
                                 {move || relative_time(updated_at, now.get())}
                             </time>
+                            {move || agent().map(|agent| view! { <span class="sidebar__agent" data-testid="session-row-agent">{agent}</span> })}
                             {totals.clone().map(|totals| view! { <span class="sidebar__usage" data-testid="session-usage">{totals}</span> })}
                         </span>
                     </a>

@@ -33,6 +33,10 @@ pub struct ChatRequest {
     /// A command instead of a prompt (the composer's `/compact`); `message` is then its argument, possibly empty.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<ChatCommand>,
+    /// The agent the session runs on. It binds a session that has none and no messages yet (the default agent
+    /// does when this is absent); for any other session it must be the session's own agent, or the send is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// What a send may ask the runtime to do instead of answering a prompt.
@@ -191,6 +195,11 @@ pub struct SessionSummary {
     /// What the session's model calls used in all, every branch counted; absent before the first counted call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<TokenUsage>,
+    /// The agent the session runs on, for life (`GET /api/agents` lists them); absent until it is bound (at the
+    /// session's creation or by its first send) and for sessions from before agents had names, which run on the
+    /// server's default agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// `GET /api/sessions`.
@@ -204,6 +213,9 @@ pub struct SessionList {
 pub struct CreateSessionRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The agent the session runs on, for life [default: bound by the session's first send].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -367,13 +379,40 @@ pub struct ModelsResponse {
     /// The name of the model used when a request names none.
     pub default: String,
     pub models: Vec<ModelInfo>,
-    /// Why a send cannot carry `rerun` on this server (its runtime cannot branch); absent when it can. The page
-    /// shows Edit and Regenerate disabled with this reason.
+    /// Why a send to a session on the default agent cannot carry `rerun` (its runtime cannot branch); absent when
+    /// it can. `GET /api/agents` says it of every agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_unavailable: Option<String>,
     /// How much a message may carry, so the composer can refuse a file before uploading it.
     #[serde(default)]
     pub attachment_limits: AttachmentLimits,
+}
+
+/// `GET /api/agents`: the agents a session can run on, in the order New chat lists them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentsResponse {
+    /// The agent of a session that names none.
+    pub default: String,
+    pub agents: Vec<AgentInfo>,
+}
+
+/// One agent the server offers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInfo {
+    /// What sessions, sends and the page call it (`agent`, `pi`, `opencode`).
+    pub name: String,
+    /// The models a send to this agent may name as `model`, for the built-in agent the names of
+    /// `GET /api/models`; absent for an agent that picks its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<String>>,
+    /// Why this agent cannot edit or regenerate messages, if it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_unavailable: Option<String>,
+    /// Why this agent cannot compact its conversation (`/compact`), if it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compact_unavailable: Option<String>,
 }
 
 /// The size limits of `POST /api/attachments` and of one message's attachments, in bytes.

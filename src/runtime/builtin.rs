@@ -39,6 +39,10 @@ impl Runtime for AgentRuntime {
         }
     }
 
+    fn models(&self) -> Option<Vec<String>> {
+        Some(self.models.names().into_iter().map(str::to_owned).collect())
+    }
+
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError> {
         let workspace = Workspace::new(&setup.workspace)
             .map_err(|source| RuntimeError::Workspace { path: setup.workspace.display().to_string(), source })?;

@@ -160,6 +160,12 @@ pub trait Runtime: Send + Sync + 'static {
 
     fn capabilities(&self) -> Capabilities;
 
+    /// The names of the models a send may pick (`RunRequest::model`), for `GET /api/agents`; `None` for a runtime
+    /// that picks its own.
+    fn models(&self) -> Option<Vec<String>> {
+        None
+    }
+
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError>;
 
     /// Makes the runtime's own copy of the conversation for a session forked from `from`: `from.conversation` cut

@@ -26,7 +26,7 @@ pub(super) struct RerunPlan {
 
 impl Chat {
     pub(super) async fn plan_rerun(&self, live: &SessionLive, rerun: &Rerun) -> Result<RerunPlan, ChatError> {
-        if let Some(why) = self.runtime_of(live).capabilities().rerun.reason() {
+        if let Some(why) = self.runtime_of(live).await?.capabilities().rerun.reason() {
             return Err(ChatError::CannotBranch(why.to_owned()));
         }
         let kept = self.sessions.transcript(live).await?;

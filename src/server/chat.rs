@@ -15,7 +15,7 @@ use super::sessions::SessionRegistry;
 use crate::protocol::*;
 use crate::runtime::Runtime;
 use crate::runtime::models::ModelCatalog;
-use crate::runtime::registry::Agents;
+use crate::runtime::registry::{AgentEntry, Agents};
 use crate::store::{RunStatus, Store, StoreError, Wake, WakeSink};
 
 pub use super::sessions::{SessionLive, Tail};
@@ -95,6 +95,18 @@ pub enum ChatError {
     Attachment(#[from] super::attachments::AttachmentError),
     #[error("attachments start a run of their own: send them once the run has ended, or stop it")]
     AttachmentsWhileStreaming,
+    #[error("no agent {requested:?}; the agents are: {offered}")]
+    UnknownAgent { requested: String, offered: String },
+    #[error(
+        "this session runs on {agent}, not {requested}: a session keeps its agent for life; start a new chat to use \
+         {requested}"
+    )]
+    AgentMismatch { agent: String, requested: String },
+    #[error(
+        "this session runs on {agent}, which this server does not offer (the agents are: {offered}); start the \
+         server with {agent} again to go on with it, or start a new chat"
+    )]
+    AgentGone { agent: String, offered: String },
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
 }
@@ -246,14 +258,81 @@ impl Chat {
         self.sessions.live(session_id).await
     }
 
-    /// The runtime of the agent the session runs on.
-    pub(super) fn runtime_of(&self, _session: &SessionLive) -> Arc<dyn Runtime> {
-        self.agents.default_entry().runtime.clone()
+    /// The agent the session runs on: its own, or the default for a session that has none yet. Never another: a
+    /// session whose agent this server does not offer is refused (422), not moved to the default.
+    pub(super) async fn agent_of(&self, live: &SessionLive) -> Result<AgentEntry, ChatError> {
+        // Another instance may have bound the session since this one loaded it.
+        if live.agent().is_none()
+            && let Some(agent) = self.store.session(live.id()).await?.and_then(|session| session.agent)
+        {
+            live.set_agent(agent);
+        }
+        match live.agent() {
+            None => Ok(self.agents.default_entry().clone()),
+            Some(agent) => self
+                .agents
+                .get(agent)
+                .cloned()
+                .ok_or_else(|| ChatError::AgentGone { agent: agent.to_owned(), offered: self.agents.names() }),
+        }
     }
 
-    pub async fn create_session(&self, title: Option<String>) -> Result<SessionSummary, ChatError> {
+    /// The runtime of the agent the session runs on.
+    pub(super) async fn runtime_of(&self, live: &SessionLive) -> Result<Arc<dyn Runtime>, ChatError> {
+        Ok(self.agent_of(live).await?.runtime)
+    }
+
+    /// The agent called `name`, if this server offers it; else the refusal that lists the agents.
+    fn offered(&self, name: &str) -> Result<&AgentEntry, ChatError> {
+        self.agents
+            .get(name)
+            .ok_or_else(|| ChatError::UnknownAgent { requested: name.to_owned(), offered: self.agents.names() })
+    }
+
+    /// Binds the session to the agent a send runs on, if it has none yet: the send's `requested` agent while the
+    /// session has no messages, else the default (a session from before agents had names ran on it, and stays on
+    /// it from then on, whatever the default becomes). A send that names another agent than the session's is
+    /// refused, and so is a session whose agent is no longer offered.
+    pub(super) async fn bind_agent(&self, live: &SessionLive, requested: Option<&str>) -> Result<(), ChatError> {
+        if let Some(name) = requested {
+            self.offered(name)?;
+        }
+        let mismatch = |agent: &str| match requested {
+            Some(requested) if requested != agent => {
+                Err(ChatError::AgentMismatch { agent: agent.to_owned(), requested: requested.to_owned() })
+            }
+            Some(_) | None => Ok(()),
+        };
+        if live.agent().is_none() {
+            let unknown = || ChatError::UnknownSession(live.id().to_owned());
+            let session = self.store.session(live.id()).await?.ok_or_else(unknown)?;
+            let default = || self.agents.default_entry().name.clone();
+            let choice = match session.agent {
+                Some(agent) => agent,
+                None if session.message_count == 0 => requested.map_or_else(default, str::to_owned),
+                None => default(),
+            };
+            // Checked before binding too: a refused send binds nothing.
+            mismatch(&choice)?;
+            let bound = self.store.bind_agent(live.id(), &choice).await?.ok_or_else(unknown)?;
+            live.set_agent(bound);
+        }
+        mismatch(live.agent().expect("bound just above, if it was not before"))?;
+        self.agent_of(live).await.map(drop)
+    }
+
+    /// A new session, bound to `agent` if one is named (else by its first send).
+    pub async fn create_session(
+        &self,
+        title: Option<String>,
+        agent: Option<String>,
+    ) -> Result<SessionSummary, ChatError> {
+        if let Some(name) = &agent {
+            self.offered(name)?;
+        }
         let title = title.map(|t| t.trim().to_owned()).unwrap_or_default();
-        Ok(self.store.create_session(&uuid::Uuid::new_v4().to_string(), &title, now_ms()).await?)
+        let id = uuid::Uuid::new_v4().to_string();
+        Ok(self.store.create_session(&id, &title, agent.as_deref(), now_ms()).await?)
     }
 
     pub async fn rename(&self, session_id: &str, title: &str) -> Result<SessionSummary, ChatError> {

@@ -75,10 +75,12 @@ pub struct ServeArgs {
     /// Another host name the server may be reached by (e.g. behind a reverse proxy); repeatable.
     #[arg(long = "allowed-host", env = "CHATWIRE_ALLOWED_HOSTS", value_delimiter = ',')]
     pub allowed_hosts: Vec<String>,
-    /// The agent of new sessions: `agent` (the built-in one) or `pi` [default: agent].
-    #[arg(long, env = "CHATWIRE_RUNTIME", value_name = "AGENT")]
-    pub runtime: Option<String>,
-    /// How to start pi, which is offered beside the built-in agent when this is given or `--runtime pi`: the
+    /// The agent of sessions that name none, and the one New chat offers first in a browser that has picked none:
+    /// `agent` (the built-in one), `pi`, or any other the server offers [default: agent]. `--runtime` (and
+    /// CHATWIRE_RUNTIME) is its older name.
+    #[arg(long, alias = "runtime", env = "CHATWIRE_DEFAULT_AGENT", value_name = "AGENT")]
+    pub default_agent: Option<String>,
+    /// How to start pi, which is offered beside the built-in agent when this is given or `--default-agent pi`: the
     /// executable and any arguments before `--mode rpc`, split on spaces [default: pi].
     #[arg(long, env = "CHATWIRE_PI_COMMAND")]
     pub pi_command: Option<String>,
@@ -218,7 +220,7 @@ impl ServeArgs {
             token: self.token.or(before.token),
             no_auth: self.no_auth || before.no_auth,
             allowed_hosts,
-            runtime: self.runtime.or(before.runtime),
+            default_agent: self.default_agent.or(before.default_agent),
             pi_command: self.pi_command.or(before.pi_command),
             pi_timeout_secs: self.pi_timeout_secs,
             agent_commands: if self.agent_commands.is_empty() { before.agent_commands } else { self.agent_commands },
@@ -241,6 +243,12 @@ impl ServeArgs {
             max_read_lines: self.max_read_lines,
             search_url: self.search_url.or(before.search_url),
         }
+    }
+
+    /// The flags whose older variable is read when neither the flag nor its own variable is given: `CHATWIRE_RUNTIME`
+    /// for `--default-agent`, so a deployment configured before agents had names starts as it did.
+    pub fn with_older_variables(self, env: &dyn Fn(&str) -> Option<String>) -> ServeArgs {
+        ServeArgs { default_agent: self.default_agent.or_else(|| env("CHATWIRE_RUNTIME")), ..self }
     }
 
     /// What a message may attach (`--attachment-file-limit`, `--attachment-message-limit`).
@@ -315,6 +323,22 @@ mod tests {
             assert_eq!(args.addr, Some("127.0.0.1:0".parse().unwrap()));
             assert_eq!(args.data_dir(), PathBuf::from("/tmp/x"));
         }
+    }
+
+    #[test]
+    fn the_default_agent_keeps_its_older_flag_and_variable() {
+        let serve = |flags: &[&str]| match Cli::parse_from([&["chatwire"], flags].concat()).action() {
+            Action::Serve(args) => args,
+            Action::Map(_) => panic!("expected serve"),
+        };
+        let older = |name: &str| (name == "CHATWIRE_RUNTIME").then(|| "pi".to_owned());
+        assert_eq!(serve(&["--default-agent", "pi"]).default_agent.as_deref(), Some("pi"));
+        assert_eq!(serve(&["--runtime", "pi"]).default_agent.as_deref(), Some("pi"), "the older flag");
+        assert_eq!(serve(&["serve", "--runtime", "pi"]).default_agent.as_deref(), Some("pi"));
+        assert_eq!(serve(&[]).with_older_variables(&older).default_agent.as_deref(), Some("pi"), "the older variable");
+        let flagged = serve(&["--default-agent", "agent"]).with_older_variables(&older);
+        assert_eq!(flagged.default_agent.as_deref(), Some("agent"), "the flag wins over the older variable");
+        assert_eq!(serve(&[]).with_older_variables(&|_| None).default_agent, None);
     }
 
     #[test]

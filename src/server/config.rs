@@ -144,23 +144,21 @@ impl ConfigFile {
     }
 }
 
-/// The MCP servers of the config file, not started yet; `None` when it names none. A relative `cwd` is taken from the
-/// config file's directory; a server without one runs in `--workspace` if given, else where chatwire was started.
-/// The agents this server offers: the built-in one over `models`, pi when `--pi-command` or `--runtime pi` asks
-/// for it, the config file's `[agent.NAME]` tables and each `--agent-command`; `--runtime` names the agent of new
-/// sessions.
+/// The agents this server offers: the built-in one over `models`, pi when `--pi-command` or `--default-agent pi`
+/// asks for it, the config file's `[agent.NAME]` tables and each `--agent-command`; `--default-agent` names the agent
+/// of sessions that name none.
 pub fn agents(args: &ServeArgs, file: Option<&ConfigFile>, models: Arc<ModelCatalog>) -> Result<Agents, ConfigError> {
     let builtin: Arc<dyn Runtime> = Arc::new(AgentRuntime::new(models));
     let mut entries = vec![AgentEntry { name: builtin.name().to_owned(), runtime: builtin }];
     let pi: Arc<dyn Runtime> = Arc::new(PiRuntime::new(pi_config(args)));
-    if args.pi_command.is_some() || args.runtime.as_deref() == Some(pi.name()) {
+    if args.pi_command.is_some() || args.default_agent.as_deref() == Some(pi.name()) {
         entries.push(AgentEntry { name: pi.name().to_owned(), runtime: pi });
     }
     for config in acp_agents(args, file)? {
         let runtime: Arc<dyn Runtime> = Arc::new(AcpRuntime::new(config));
         entries.push(AgentEntry { name: runtime.name().to_owned(), runtime });
     }
-    Ok(Agents::new(entries, args.runtime.as_deref())?)
+    Ok(Agents::new(entries, args.default_agent.as_deref())?)
 }
 
 /// The ACP agents of the config file, then of `--agent-command`.
@@ -200,6 +198,8 @@ fn pi_config(args: &ServeArgs) -> PiConfig {
     PiConfig { program, args: words.collect(), timeout, ..PiConfig::default() }
 }
 
+/// The MCP servers of the config file, not started yet; `None` when it names none. A relative `cwd` is taken from the
+/// config file's directory; a server without one runs in `--workspace` if given, else where chatwire was started.
 pub fn mcp_servers(file: Option<&ConfigFile>, args: &ServeArgs) -> Result<Option<McpServers>, ConfigError> {
     let Some(file) = file.filter(|file| !file.mcp.is_empty()) else {
         return Ok(None);

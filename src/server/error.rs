@@ -76,7 +76,10 @@ impl From<ChatError> for ApiError {
             | ChatError::CannotBranch(_)
             | ChatError::Fork(_) => ApiError::Unprocessable(message),
             ChatError::RerunWhileStreaming | ChatError::CommandMixed(_) => ApiError::BadRequest(message),
-            ChatError::Unsupported(_) => ApiError::Unprocessable(message),
+            ChatError::Unsupported(_)
+            | ChatError::UnknownAgent { .. }
+            | ChatError::AgentMismatch { .. }
+            | ChatError::AgentGone { .. } => ApiError::Unprocessable(message),
             ChatError::Workspace { .. } => ApiError::Internal(message),
             ChatError::OwnerUnreachable => ApiError::Unavailable(message),
             ChatError::Attachment(super::attachments::AttachmentError::TooLarge(_)) => {

@@ -51,7 +51,9 @@ impl Chat {
         let source =
             self.store.session(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.into()))?;
         let title = if source.title.is_empty() { "Fork".to_owned() } else { format!("{} (fork)", source.title) };
-        let session = self.create_session(Some(title)).await?;
+        // The fork goes on with the conversation the source's agent made: on that agent.
+        let agent = self.agent_of(&live).await?.name;
+        let session = self.create_session(Some(title), Some(agent)).await?;
         let forked = self.fill_fork(&session.session_id, from, point).await;
         match forked {
             Ok((draft, workspace)) => {
@@ -81,7 +83,7 @@ impl Chat {
         }
         let workspace = self.workspace_of(fork_id);
         let source = self.live(&source_id).await?;
-        let runtime_file = self.runtime_of(&source).fork_conversation(from, &workspace).await?;
+        let runtime_file = self.runtime_of(&source).await?.fork_conversation(from, &workspace).await?;
         self.log_fork(fork_id, point.messages, runtime_file).await?;
         let files = match (shared, &point.next_prompt) {
             (true, _) => ForkedWorkspace::Shared,

@@ -28,6 +28,7 @@ use crate::protocol::*;
 pub const API_ROUTES: &[&str] = &[
     "/api/health",
     "/api/models",
+    "/api/agents",
     "/api/chat",
     "/api/chat/abort",
     "/api/chat/question",
@@ -69,6 +70,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/health", get(health))
         .route("/api/models", get(models))
+        .route("/api/agents", get(agents))
         .route("/api/chat", post(send))
         .route("/api/chat/abort", post(abort))
         .route("/api/chat/question", post(answer_question))
@@ -157,6 +159,25 @@ async fn models(State(state): State<AppState>) -> Json<ModelsResponse> {
     })
 }
 
+/// `GET /api/agents`: what a session can run on, each with what it can do.
+async fn agents(State(state): State<AppState>) -> Json<AgentsResponse> {
+    let agents = &state.chat.agents;
+    let agents_info = agents
+        .entries()
+        .iter()
+        .map(|entry| {
+            let capabilities = entry.runtime.capabilities();
+            AgentInfo {
+                name: entry.name.clone(),
+                models: entry.runtime.models(),
+                rerun_unavailable: capabilities.rerun.reason().map(str::to_owned),
+                compact_unavailable: capabilities.compact.reason().map(str::to_owned),
+            }
+        })
+        .collect();
+    Json(AgentsResponse { default: agents.default_entry().name.clone(), agents: agents_info })
+}
+
 async fn send(State(state): State<AppState>, headers: HeaderMap, ApiJson(request): ApiJson<ChatRequest>) -> Response {
     let session = request.session_id.clone();
     let framing = Framing::from_accept(&headers);
@@ -208,7 +229,7 @@ async fn create_session(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<CreateSessionRequest>,
 ) -> Result<(StatusCode, Json<SessionCreated>), ApiError> {
-    let session = state.chat.create_session(request.title).await?;
+    let session = state.chat.create_session(request.title, request.agent).await?;
     Ok((StatusCode::CREATED, Json(SessionCreated { session, messages: Vec::new() })))
 }
 

@@ -121,6 +121,7 @@ fn map(args: MapArgs) -> ExitCode {
 }
 
 pub async fn serve(args: ServeArgs) -> Result<(), StartError> {
+    let args = args.with_older_variables(&|name| std::env::var(name).ok());
     let mut leptos = leptos_options()?;
     let addr = args.addr_or(leptos.site_addr);
     leptos.site_addr = addr;

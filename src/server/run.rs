@@ -175,7 +175,7 @@ impl Chat {
         std::fs::create_dir_all(&workspace)
             .map_err(|source| ChatError::Workspace { path: workspace.display().to_string(), source })?;
         let seen_seq = kept.snapshot.last_seq;
-        let runtime = self.runtime_of(live);
+        let runtime = self.runtime_of(live).await?;
         let reads_transcript = runtime.capabilities().conversation == ConversationSource::Transcript;
         let attached = match (reads_transcript, rerun) {
             (false, _) => Default::default(),

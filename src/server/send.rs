@@ -45,17 +45,10 @@ impl Chat {
             true => Vec::new(),
             false => self.attachment_parts(refs).await?,
         };
-        if let Some(command) = request.command {
-            if request.streaming_behavior.is_some() || request.rerun.is_some() || request.plan_action.is_some() {
-                return Err(ChatError::CommandMixed(command.as_str()));
-            }
-            let capabilities = self.runtime_of(&*self.live(&request.session_id).await?).capabilities();
-            let availability = match command {
-                ChatCommand::Compact => capabilities.compact,
-            };
-            if let Some(why) = availability.reason() {
-                return Err(ChatError::Unsupported(why.to_owned()));
-            }
+        if let Some(command) = request.command
+            && (request.streaming_behavior.is_some() || request.rerun.is_some() || request.plan_action.is_some())
+        {
+            return Err(ChatError::CommandMixed(command.as_str()));
         }
         if request.rerun.is_some() && request.streaming_behavior.is_some() {
             return Err(ChatError::RerunWhileStreaming);
@@ -66,6 +59,17 @@ impl Chat {
         }
         let live = self.live(&request.session_id).await?;
         let _one_at_a_time = live.sending.lock().await;
+        // Before anything else the session's agent decides (the command's availability, the run's runtime).
+        self.bind_agent(&live, request.agent.as_deref()).await?;
+        if let Some(command) = request.command {
+            let capabilities = self.runtime_of(&live).await?.capabilities();
+            let availability = match command {
+                ChatCommand::Compact => capabilities.compact,
+            };
+            if let Some(why) = availability.reason() {
+                return Err(ChatError::Unsupported(why.to_owned()));
+            }
+        }
         let body_hash = body_hash(&request);
         // A retry is answered from what its first send made, whatever the session does now.
         if let Some(tail) = self.claimed(&request, &body_hash).await? {

@@ -27,6 +27,8 @@ pub(super) struct ActiveRun {
 /// A session's live state: who is running, and the latest `seq` for tailing viewers.
 pub struct SessionLive {
     id: String,
+    /// The agent the session runs on, once it is bound: set once, since a session keeps its agent for life.
+    agent: std::sync::OnceLock<String>,
     last_seq: watch::Sender<Seq>,
     /// Held while a send decides whether it starts a run or joins the active one: one session's sends are
     /// serialized, and no other session's send waits for it.
@@ -55,9 +57,10 @@ impl Kept {
 }
 
 impl SessionLive {
-    fn new(id: &str, last_seq: Seq) -> SessionLive {
+    fn new(id: &str, last_seq: Seq, agent: Option<String>) -> SessionLive {
         SessionLive {
             id: id.to_owned(),
+            agent: agent.map(std::sync::OnceLock::from).unwrap_or_default(),
             last_seq: watch::channel(last_seq).0,
             sending: Default::default(),
             active: Mutex::new(None),
@@ -68,6 +71,18 @@ impl SessionLive {
 
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The agent the session is bound to; `None` until it is (the default agent's sessions from before agents had
+    /// names, and new sessions before their first send).
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.get().map(String::as_str)
+    }
+
+    /// Notes the agent the store says the session is bound to. Set once: the store binds a session only once, so a
+    /// second note (two requests that both read the binding) says the same.
+    pub(super) fn set_agent(&self, agent: String) {
+        let _ = self.agent.set(agent);
     }
 
     pub fn subscribe(&self) -> watch::Receiver<Seq> {
@@ -144,12 +159,13 @@ impl SessionRegistry {
         if let Some(session) = self.live.lock().expect("the sessions lock is never poisoned").get(session_id) {
             return Ok(session.clone());
         }
-        let last_seq =
-            self.store.last_seq(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.to_owned()))?;
+        let stored =
+            self.store.session(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.to_owned()))?;
         let mut live = self.live.lock().expect("the sessions lock is never poisoned");
         // Another request may have looked the session up meanwhile: the first entry stays, so all share one.
-        let session =
-            live.entry(session_id.to_owned()).or_insert_with(|| Arc::new(SessionLive::new(session_id, last_seq)));
+        let session = live
+            .entry(session_id.to_owned())
+            .or_insert_with(|| Arc::new(SessionLive::new(session_id, stored.last_seq, stored.agent)));
         Ok(session.clone())
     }
 

@@ -233,7 +233,19 @@ pub struct InterruptedRun {
 
 /// Where sessions, logs, runs and request ids are kept.
 pub trait Store: Send + Sync + 'static {
-    fn create_session<'a>(&'a self, id: &'a str, title: &'a str, now: u64) -> StoreFuture<'a, SessionSummary>;
+    /// `agent` binds the session to an agent for life; `None` leaves that to its first send (`bind_agent`).
+    fn create_session<'a>(
+        &'a self,
+        id: &'a str,
+        title: &'a str,
+        agent: Option<&'a str>,
+        now: u64,
+    ) -> StoreFuture<'a, SessionSummary>;
+
+    /// Binds a session that has no agent yet to `agent`, and returns the agent the session has then: `agent`, or
+    /// the one it already had (a session's agent never changes; of two instances binding at once, one wins and both
+    /// learn which). `None` when there is no such session.
+    fn bind_agent<'a>(&'a self, id: &'a str, agent: &'a str) -> StoreFuture<'a, Option<String>>;
 
     fn session<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<SessionSummary>>;
 

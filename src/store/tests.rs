@@ -59,7 +59,7 @@ async fn stores() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
 #[tokio::test]
 async fn appends_get_consecutive_seqs_across_batches_and_lines_carry_them() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let first = store.append(deltas("s1", Some("r1"), 3)).await.unwrap();
         let second = store.append(deltas("s1", Some("r1"), 2)).await.unwrap();
         let seqs: Vec<Seq> = first.iter().chain(&second).map(|a| a.logged.seq).collect();
@@ -86,7 +86,7 @@ async fn appending_to_a_missing_session_is_an_error() {
 #[tokio::test]
 async fn deleting_a_session_deletes_its_log() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "t", 1).await.unwrap();
+        store.create_session("s1", "t", None, 1).await.unwrap();
         store.append(deltas("s1", None, 1)).await.unwrap();
         assert!(store.delete_session("s1").await.unwrap());
         assert!(!store.delete_session("s1").await.unwrap());
@@ -98,7 +98,7 @@ async fn deleting_a_session_deletes_its_log() {
 #[tokio::test]
 async fn a_terminal_frame_ends_its_run_in_the_same_append() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let lease = started(store.as_ref(), "r1", "s1", "me", TTL).await;
         assert_eq!(store.session("s1").await.unwrap().unwrap().status, SessionStatus::Running);
         store.append(Append { lease: Some(lease.clone()), ..deltas("s1", Some("r1"), 1) }).await.unwrap();
@@ -118,7 +118,7 @@ async fn a_terminal_frame_ends_its_run_in_the_same_append() {
 #[tokio::test]
 async fn a_cursor_beyond_every_seq_reads_nothing() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         store.append(deltas("s1", None, 1)).await.unwrap();
         assert_eq!(store.frames_after("s1", u64::MAX, 10).await.unwrap(), []);
         assert_eq!(store.frames_after("s1", i64::MAX as u64 + 1, 10).await.unwrap(), []);
@@ -129,7 +129,7 @@ async fn a_cursor_beyond_every_seq_reads_nothing() {
 #[tokio::test]
 async fn of_many_concurrent_claims_of_one_request_id_exactly_one_wins() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let claims = (0..16).map(|i| {
             let store = store.clone();
             tokio::spawn(async move {
@@ -163,7 +163,7 @@ async fn of_many_concurrent_claims_of_one_request_id_exactly_one_wins() {
 #[tokio::test]
 async fn old_request_ids_are_forgotten_and_can_be_used_again() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let record = RequestRecord { session_id: "s1".into(), body_hash: "h".into(), run_id: "r".into(), after_seq: 0 };
         store.claim_request("old", &record, 100).await.unwrap();
         store.claim_request("new", &record, 200).await.unwrap();
@@ -176,8 +176,8 @@ async fn old_request_ids_are_forgotten_and_can_be_used_again() {
 #[tokio::test]
 async fn sessions_are_listed_most_recent_first_and_titled_once() {
     for (store, _dir) in stores().await {
-        store.create_session("a", "", 1).await.unwrap();
-        store.create_session("b", "Named", 2).await.unwrap();
+        store.create_session("a", "", None, 1).await.unwrap();
+        store.create_session("b", "Named", None, 2).await.unwrap();
         store.title_if_unset("a", "From the first message").await.unwrap();
         store.title_if_unset("b", "Not this").await.unwrap();
         assert!(store.rename_session("a", "Renamed", 5).await.unwrap());
@@ -188,11 +188,45 @@ async fn sessions_are_listed_most_recent_first_and_titled_once() {
     }
 }
 
+#[tokio::test]
+async fn a_session_keeps_the_agent_it_was_first_bound_to() {
+    for (store, _dir) in stores().await {
+        let named = store.create_session("named", "", Some("pi"), 1).await.unwrap();
+        assert_eq!(named.agent.as_deref(), Some("pi"));
+        assert_eq!(store.bind_agent("named", "agent").await.unwrap().as_deref(), Some("pi"), "bound at creation");
+        assert_eq!(store.create_session("later", "", None, 2).await.unwrap().agent, None);
+        assert_eq!(store.bind_agent("later", "opencode").await.unwrap().as_deref(), Some("opencode"));
+        assert_eq!(store.bind_agent("later", "agent").await.unwrap().as_deref(), Some("opencode"), "bound for life");
+        store.append(deltas("later", None, 1)).await.unwrap();
+        assert_eq!(store.session("later").await.unwrap().unwrap().agent.as_deref(), Some("opencode"));
+        let listed: Vec<(String, Option<String>)> =
+            store.sessions().await.unwrap().into_iter().map(|s| (s.session_id, s.agent)).collect();
+        assert_eq!(listed, [("later".into(), Some("opencode".into())), ("named".into(), Some("pi".into()))]);
+        assert_eq!(store.bind_agent("nope", "agent").await.unwrap(), None, "no such session");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_many_concurrent_bindings_of_a_session_one_wins_and_all_learn_which() {
+    for (store, _dir) in stores().await {
+        store.create_session("s1", "", None, 1).await.unwrap();
+        let binds = (0..16).map(|i| {
+            let store = store.clone();
+            tokio::spawn(async move { store.bind_agent("s1", &format!("agent-{i}")).await.unwrap() })
+        });
+        let mut bound: Vec<Option<String>> =
+            futures_util::future::join_all(binds).await.into_iter().map(Result::unwrap).collect();
+        bound.dedup();
+        assert_eq!(bound.len(), 1, "every binding answered the one winner: {bound:?}");
+        assert_eq!(store.session("s1").await.unwrap().unwrap().agent, bound[0]);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_appends_keep_every_log_gap_free_and_a_bad_one_fails_alone() {
     for (store, _dir) in stores().await {
         for i in 0..8 {
-            store.create_session(&format!("s{i}"), "", 1).await.unwrap();
+            store.create_session(&format!("s{i}"), "", None, 1).await.unwrap();
         }
         let appends: Vec<_> = (0..160)
             .map(|k| {
@@ -219,7 +253,7 @@ async fn concurrent_appends_keep_every_log_gap_free_and_a_bad_one_fails_alone() 
 #[tokio::test]
 async fn a_run_holds_its_session_until_its_end_and_a_lost_lease_cannot_append() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let lease = started(store.as_ref(), "r1", "s1", "a", TTL).await;
         let RunStart::Busy(holder) = store.start_run("r2", "s1", "b", TTL, 1).await.unwrap() else {
             panic!("a second run started on a held session")
@@ -250,7 +284,7 @@ async fn a_run_holds_its_session_until_its_end_and_a_lost_lease_cannot_append() 
 #[tokio::test]
 async fn a_lease_not_renewed_in_time_expires_by_itself() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         started(store.as_ref(), "r1", "s1", "a", Duration::from_millis(150)).await;
         assert_eq!(store.stale_runs().await.unwrap(), []);
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -263,7 +297,7 @@ async fn a_lease_not_renewed_in_time_expires_by_itself() {
 #[tokio::test]
 async fn controls_wait_for_their_owner_and_are_forgotten_once_answered() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let first = store.post_control("s1", "r1", "a", r#"{"type":"stop"}"#, 10).await.unwrap();
         let second = store.post_control("s1", "r1", "a", r#"{"type":"x"}"#, 10).await.unwrap();
         store.post_control("s1", "r1", "b", "{}", 10).await.unwrap();
@@ -306,8 +340,8 @@ fn marked(hit: &SearchHit) -> String {
 #[tokio::test]
 async fn a_logged_message_is_found_with_its_seq_and_a_highlighted_snippet() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
-        store.create_session("s2", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
+        store.create_session("s2", "", None, 1).await.unwrap();
         store.append(deltas("s1", None, 2)).await.unwrap();
         store.append(prompt("s1", "m1", "Please refactor the Parser in src/parse.rs")).await.unwrap();
         store.append(prompt("s2", "m2", "nothing to see")).await.unwrap();
@@ -326,8 +360,8 @@ async fn a_logged_message_is_found_with_its_seq_and_a_highlighted_snippet() {
 #[tokio::test]
 async fn titles_are_found_kept_current_on_rename_and_gone_with_their_session() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "Deploy checklist", 1).await.unwrap();
-        store.create_session("s2", "", 1).await.unwrap();
+        store.create_session("s1", "Deploy checklist", None, 1).await.unwrap();
+        store.create_session("s2", "", None, 1).await.unwrap();
         store.title_if_unset("s2", "Kernel panic").await.unwrap();
         let hit = store.search("deploy", 10).await.unwrap();
         assert_eq!((hit.len(), hit[0].session_id.as_str(), hit[0].seq), (1, "s1", None));
@@ -350,9 +384,9 @@ async fn titles_are_found_kept_current_on_rename_and_gone_with_their_session() {
 #[tokio::test]
 async fn hits_are_ranked_a_title_above_a_message_and_more_matches_above_fewer() {
     for (store, _dir) in stores().await {
-        store.create_session("few", "", 1).await.unwrap();
-        store.create_session("many", "", 1).await.unwrap();
-        store.create_session("titled", "kubernetes notes", 1).await.unwrap();
+        store.create_session("few", "", None, 1).await.unwrap();
+        store.create_session("many", "", None, 1).await.unwrap();
+        store.create_session("titled", "kubernetes notes", None, 1).await.unwrap();
         store.append(prompt("few", "m1", "kubernetes is one of five words")).await.unwrap();
         store.append(prompt("many", "m2", "kubernetes kubernetes kubernetes and more words")).await.unwrap();
         let hits = store.search("kubernetes", 10).await.unwrap();
@@ -365,7 +399,7 @@ async fn hits_are_ranked_a_title_above_a_message_and_more_matches_above_fewer() 
 #[tokio::test]
 async fn answers_and_tool_commands_are_indexed_but_thinking_is_not() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let mut bash = crate::protocol::ChatToolPart::new("Bash", "t1", crate::protocol::ToolState::OutputAvailable);
         bash.input = Some(serde_json::json!({ "command": "grep -rn frobnicate ." }));
         bash.output = Some(serde_json::json!({ "output": "outputword" }));
@@ -428,7 +462,7 @@ async fn hostile_queries_are_answered() {
         long.as_str(),
     ];
     for (store, _dir) in stores().await {
-        store.create_session("s1", "Some title", 1).await.unwrap();
+        store.create_session("s1", "Some title", None, 1).await.unwrap();
         store.append(prompt("s1", "m1", "a word, and NEAR body x")).await.unwrap();
         for query in queries {
             let hits = store.search(query, 10).await;
@@ -442,7 +476,7 @@ async fn hostile_queries_are_answered() {
 #[tokio::test]
 async fn a_query_matching_more_than_are_ranked_ranks_the_newest() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let count = search::RANKED_AT_MOST as usize + 50;
         let frames = (0..count)
             .map(|i| {
@@ -478,8 +512,8 @@ fn used(session_id: &str, input: u64, cache_read: u64, cost: Option<f64>) -> App
 #[tokio::test]
 async fn sessions_sum_the_usage_of_their_logged_calls() {
     for (store, _dir) in stores().await {
-        store.create_session("s1", "", 1).await.unwrap();
-        store.create_session("s2", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
+        store.create_session("s2", "", None, 1).await.unwrap();
         store.append(deltas("s1", None, 2)).await.unwrap();
         assert_eq!(store.session("s1").await.unwrap().unwrap().usage, None, "nothing counted yet");
         store.append(used("s1", 100, 0, None)).await.unwrap();

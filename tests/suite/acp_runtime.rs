@@ -34,7 +34,7 @@ fn start_with(dir: &Path, behaviour: &str, more: &str) -> Server {
     Server::start(
         &dir.join("data"),
         &script_file(dir, r#"{"turns":[{"text":"unused"}]}"#),
-        &["--config", config.to_str().unwrap(), "--runtime", "fake"],
+        &["--config", config.to_str().unwrap(), "--default-agent", "fake"],
     )
 }
 

@@ -280,6 +280,7 @@ fn session_detail(snapshot: &ChatSnapshot) -> SessionDetail {
         message_count: snapshot.messages.len() as u64,
         last_seq: snapshot.last_seq,
         usage: None,
+        agent: None,
     };
     let json = serde_json::to_string(&snapshot.to_detail(summary)).expect("a detail serializes");
     serde_json::from_str(&json).expect("a detail decodes")

@@ -80,7 +80,7 @@ fn config(dir: &Path, model_url: &str) -> PathBuf {
 }
 
 fn flags(config: &Path) -> Vec<String> {
-    vec!["--config".into(), config.display().to_string(), "--runtime".into(), "opencode".into()]
+    vec!["--config".into(), config.display().to_string(), "--default-agent".into(), "opencode".into()]
 }
 
 fn frames(lines: &[String]) -> Vec<Value> {

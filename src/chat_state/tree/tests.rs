@@ -63,6 +63,7 @@ fn summary(last_seq: Seq) -> SessionSummary {
         message_count: 0,
         last_seq,
         usage: None,
+        agent: None,
     }
 }
 

@@ -202,6 +202,7 @@ mod tests {
             message_count: 1,
             last_seq: 1,
             usage: None,
+            agent: None,
         }
     }
 

@@ -38,6 +38,11 @@ impl TestApp {
     pub async fn with_keepalive(script: &str, keepalive: Duration) -> TestApp {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let chat = chat_with(script, dir.path(), keepalive).await;
+        TestApp::over(chat, dir)
+    }
+
+    /// The app of a chat the test made over `dir` (which the app keeps until it is dropped).
+    pub fn over(chat: Arc<Chat>, dir: tempfile::TempDir) -> TestApp {
         let security = Arc::new(Security {
             token: Some(TOKEN.into()),
             allowed_hosts: vec!["127.0.0.1".into(), "localhost".into()],
@@ -87,6 +92,7 @@ pub fn chat_request(session_id: &str, message: &str) -> crate::protocol::ChatReq
         attachments: None,
         rerun: None,
         command: None,
+        agent: None,
     }
 }
 

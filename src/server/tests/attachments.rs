@@ -188,7 +188,7 @@ async fn the_model_gets_images_as_images_and_text_files_in_the_text_also_after_a
     let chat = recording_chat(dir.path(), &provider).await;
     let image = chat.keep_attachment("dot.png", "image/png", PNG.to_vec()).await.unwrap();
     let text = chat.keep_attachment("notes.txt", "", b"remember the milk".to_vec()).await.unwrap();
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let refs = [&image, &text].map(|file| AttachmentRef { id: file.id.clone(), name: file.name.clone() });
     let send = ChatRequest { attachments: Some(refs.to_vec()), ..chat_request(&session, "what is this?") };
     chat.send(send).await.unwrap();
@@ -213,7 +213,7 @@ async fn a_model_that_takes_no_images_ends_the_run_with_an_error_naming_them() {
     let provider = Arc::new(Recording::default());
     let chat = recording_chat(dir.path(), &provider).await;
     let image = chat.keep_attachment("dot.png", "image/png", PNG.to_vec()).await.unwrap();
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let refs = vec![AttachmentRef { id: image.id.clone(), name: "dot.png".into() }];
     let send = ChatRequest { attachments: Some(refs), model: Some("blind".into()), ..chat_request(&session, "see?") };
     chat.send(send).await.unwrap();

@@ -44,7 +44,7 @@ fn id_of(detail: &SessionDetail, text: &str) -> String {
 async fn editing_the_first_message_runs_without_the_conversation_after_it_and_keeps_the_old_branch() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(COUNTING, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     run(&chat, send(&session, "one", None)).await;
     let before = run(&chat, send(&session, "two", None)).await;
     assert_eq!(shown(&before), ["one", "saw 0", "two", "saw 1"]);
@@ -74,7 +74,7 @@ async fn editing_the_first_message_runs_without_the_conversation_after_it_and_ke
 async fn editing_a_later_message_keeps_what_came_before_it() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(COUNTING, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     run(&chat, send(&session, "one", None)).await;
     let before = run(&chat, send(&session, "two", None)).await;
     let edited = run(&chat, send(&session, "dos", edit(&id_of(&before, "two")))).await;
@@ -85,7 +85,7 @@ async fn editing_a_later_message_keeps_what_came_before_it() {
 async fn regenerating_answers_the_same_message_again_as_a_sibling_answer() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(COUNTING, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     run(&chat, send(&session, "one", None)).await;
     let before = run(&chat, send(&session, "two", None)).await;
     let again = run(&chat, send(&session, "", regenerate(&id_of(&before, "two")))).await;
@@ -104,7 +104,7 @@ async fn regenerating_answers_the_same_message_again_as_a_sibling_answer() {
 async fn a_rerun_names_a_user_message_of_the_session_and_waits_for_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(r#"{"delayMs": 200, "chunkChars": 1, "turns": [{"text": "slowly"}]}"#, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let unknown = chat.send(send(&session, "x", edit("msg-nope"))).await.map(|_| ());
     assert!(matches!(unknown, Err(ChatError::UnknownMessage(_))), "{unknown:?}");
 

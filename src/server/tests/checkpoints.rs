@@ -52,7 +52,7 @@ fn pairs(expected: &[(&str, &str)]) -> Vec<(String, String)> {
 async fn restore_puts_back_what_a_shell_command_changed_created_and_deleted() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(SHELL, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let workspace = dir.path().join("workspaces").join(&session);
     let first = run(&chat, &session, "write them").await;
     let second = run(&chat, &session, "change them").await;
@@ -85,7 +85,7 @@ async fn restore_puts_back_what_a_shell_command_changed_created_and_deleted() {
 async fn restore_is_refused_while_a_run_is_going_and_for_a_message_without_a_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(r#"{"delayMs": 200, "chunkChars": 1, "turns": [{"text": "slowly"}]}"#, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let unknown = chat.restore_files(&session, "msg-nope").await.map(|_| ());
     assert!(matches!(unknown, Err(ChatError::NoCheckpoint(_))), "{unknown:?}");
     chat.send(chat_request(&session, "one")).await.unwrap();
@@ -98,7 +98,7 @@ async fn restore_is_refused_while_a_run_is_going_and_for_a_message_without_a_che
 async fn a_deleted_session_takes_its_checkpoints_along_and_leaves_its_files() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(SHELL, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     run(&chat, &session, "write them").await;
     let checkpoints = dir.path().join("checkpoints").join(&session);
     assert!(checkpoints.join("runs").is_dir(), "the run was checkpointed");
@@ -127,7 +127,7 @@ const EDITS: &str = r#"{"delayMs": 1, "turns": [
 async fn a_run_that_changes_files_logs_its_changes_before_its_end_and_one_that_changes_none_logs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(EDITS, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     run(&chat, &session, "write it").await;
     let second = run(&chat, &session, "change them").await;
     run(&chat, &session, "and now?").await;

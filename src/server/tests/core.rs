@@ -34,7 +34,7 @@ async fn a_message_for_a_run_that_is_ending_starts_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     let chat =
         chat_playing(r#"{"delayMs": 50, "turns": [{"text": "One two three four five six."}]}"#, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let first = chat.send(request(&session, "first", None)).await.unwrap();
     let live = chat.live(&session).await.unwrap();
     // What the agent does once it has decided to stop, done here while the run is still streaming.
@@ -54,7 +54,7 @@ async fn the_kept_transcript_equals_a_replay_of_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let chat =
         chat_playing(r#"{"delayMs": 5, "chunkChars": 3, "turns": [{"text": "One two three."}]}"#, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     chat.send(request(&session, "first", None)).await.unwrap();
     let live = chat.live(&session).await.unwrap();
     // Built while the run streams; every later append must keep it equal to a replay.
@@ -75,7 +75,7 @@ async fn a_restart_gives_no_second_terminal_frame_to_a_run_whose_done_was_logged
         // What a crash between logging a `done` and recording the run's end left behind, before the two were one
         // transaction.
         let store = SqliteStore::open(dir.path()).unwrap();
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         store.start_run("r1", "s1", "a-server-that-crashed", std::time::Duration::from_secs(60), 1).await.unwrap();
         let message = ChatMessage {
             id: "m".into(),
@@ -115,7 +115,7 @@ async fn a_restart_ends_a_run_cut_off_mid_way_with_one_interrupted_error() {
     let dir = tempfile::tempdir().unwrap();
     {
         let store = SqliteStore::open(dir.path()).unwrap();
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         store.start_run("r1", "s1", "a-server-that-crashed", std::time::Duration::from_secs(60), 1).await.unwrap();
     }
     let chat: Arc<Chat> = chat_playing(r#"{"turns": [{"text": "unused"}]}"#, dir.path()).await;
@@ -130,7 +130,7 @@ async fn a_restart_ends_a_run_cut_off_mid_way_with_one_interrupted_error() {
 async fn request_ids_older_than_a_day_are_purged_by_the_periodic_task() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).unwrap());
-    store.create_session("s1", "", 1).await.unwrap();
+    store.create_session("s1", "", None, 1).await.unwrap();
     let record = RequestRecord { session_id: "s1".into(), body_hash: "h".into(), run_id: "r".into(), after_seq: 0 };
     let day: u64 = 24 * 60 * 60 * 1000;
     let start = 10 * day;
@@ -168,8 +168,8 @@ async fn a_send_waiting_for_its_runtime_holds_up_no_other_session() {
     let gated = GatedRuntime::new(Arc::new(AgentRuntime::new(super::app::scripted_models(QUICK))));
     let runtime = gated.clone();
     let chat = chat_on(QUICK, dir.path(), Duration::from_secs(15), move |_| runtime).await;
-    let a = chat.create_session(None).await.unwrap().session_id;
-    let b = chat.create_session(None).await.unwrap().session_id;
+    let a = chat.create_session(None, None).await.unwrap().session_id;
+    let b = chat.create_session(None, None).await.unwrap().session_id;
     let gate = gated.close(&a);
 
     let send_a = tokio::spawn({
@@ -193,8 +193,8 @@ async fn sends_with_one_request_id_make_one_run_while_the_first_waits_for_its_ru
     let gated = GatedRuntime::new(Arc::new(AgentRuntime::new(super::app::scripted_models(QUICK))));
     let runtime = gated.clone();
     let chat = chat_on(QUICK, dir.path(), Duration::from_secs(15), move |_| runtime).await;
-    let a = chat.create_session(None).await.unwrap().session_id;
-    let other = chat.create_session(None).await.unwrap().session_id;
+    let a = chat.create_session(None, None).await.unwrap().session_id;
+    let other = chat.create_session(None, None).await.unwrap().session_id;
     let gate = gated.close(&a);
     let with_id = |session: &str| ChatRequest { request_id: Some("req-1".into()), ..request(session, "go", None) };
 
@@ -224,7 +224,7 @@ async fn a_transcript_read_during_a_run_holds_exactly_the_logged_frames_up_to_it
     let dir = tempfile::tempdir().unwrap();
     let script = r#"{"delayMs": 1, "chunkChars": 2, "turns": [{"thinking": "Let me see.", "text": "One two three four five six seven eight nine ten."}]}"#;
     let chat = chat_playing(script, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     chat.send(request(&session, "count", None)).await.unwrap();
     let live = chat.live(&session).await.unwrap();
     let mut reads = 0;

@@ -58,7 +58,7 @@ fn files(workspace: &Path) -> Vec<String> {
 async fn forking_at_an_answer_copies_the_branch_and_the_files_as_they_stood_there() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(SHELL, dir.path()).await;
-    let session = chat.create_session(Some("Shell work".into())).await.unwrap().session_id;
+    let session = chat.create_session(Some("Shell work".into()), None).await.unwrap().session_id;
     run(&chat, &session, "write them").await;
     let both = run(&chat, &session, "change them").await;
     let workspace = |id: &str| dir.path().join("workspaces").join(id);
@@ -104,7 +104,7 @@ async fn forking_at_an_answer_copies_the_branch_and_the_files_as_they_stood_ther
 async fn forking_at_a_user_message_holds_what_came_before_it_and_hands_its_text_back() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(SHELL, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     run(&chat, &session, "write them").await;
     let both = run(&chat, &session, "change them").await;
 
@@ -125,7 +125,7 @@ async fn forking_at_a_user_message_holds_what_came_before_it_and_hands_its_text_
 async fn a_fork_goes_on_from_its_own_conversation_and_leaves_the_first_session_alone() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(COUNTING, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     run(&chat, &session, "one").await;
     let before = run(&chat, &session, "two").await;
     let fork = chat.fork_session(&session, &id_of(&before, "saw 0")).await.unwrap();
@@ -163,7 +163,7 @@ async fn with_a_shared_workspace_a_fork_works_on_the_same_files() {
     let store = Arc::new(SqliteStore::open(dir.path()).unwrap());
     let chat =
         Chat::open(store, Agents::single(Arc::new(AgentRuntime::new(models.clone()))), models, config).await.unwrap();
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let first = run(&chat, &session, "write them").await;
     let fork = chat.fork_session(&session, &id_of(&first, "Wrote them.")).await.unwrap();
     assert_eq!(fork.workspace, ForkedWorkspace::Shared);
@@ -175,7 +175,7 @@ async fn with_a_shared_workspace_a_fork_works_on_the_same_files() {
 async fn a_fork_names_a_message_of_the_session_and_waits_for_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let chat = chat_playing(r#"{"delayMs": 200, "chunkChars": 1, "turns": [{"text": "slowly"}]}"#, dir.path()).await;
-    let session = chat.create_session(None).await.unwrap().session_id;
+    let session = chat.create_session(None, None).await.unwrap().session_id;
     let unknown = chat.fork_session(&session, "msg-nope").await.map(|_| ());
     assert!(matches!(unknown, Err(ChatError::UnknownMessage(_))), "{unknown:?}");
     chat.send(chat_request(&session, "one")).await.unwrap();

@@ -37,7 +37,7 @@ async fn kinds(chat: &Chat, session: &str) -> Vec<String> {
 async fn a_run_whose_session_was_taken_over_stops_and_logs_nothing_more() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_instances(dir.path()).await;
-    let session = a.create_session(None).await.unwrap().session_id;
+    let session = a.create_session(None, None).await.unwrap().session_id;
     let tail = a.send(send(&session)).await.unwrap();
     let run_id = tail.until_run.unwrap();
     while kinds(&a, &session).await.iter().filter(|kind| *kind == "delta").count() < 5 {
@@ -71,7 +71,7 @@ async fn a_run_whose_session_was_taken_over_stops_and_logs_nothing_more() {
 async fn another_instance_sees_a_run_as_running_and_relays_its_stop() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_instances(dir.path()).await;
-    let session = a.create_session(None).await.unwrap().session_id;
+    let session = a.create_session(None, None).await.unwrap().session_id;
     a.send(send(&session)).await.unwrap();
     let refused = b.send(send(&session)).await;
     assert!(matches!(refused, Err(crate::server::chat::ChatError::RunInProgress)), "{refused:?}");

@@ -79,7 +79,7 @@ const HOLDER_COLUMNS: &str = "lease_owner, lease_run_id, lease_generation, lease
 const REQUEST_BY_ID: &str = "SELECT session_id, body_hash, run_id, after_seq FROM requests WHERE id = $1";
 
 const SUMMARY_COLUMNS: &str = "id, title, created_at, updated_at, status, message_count, last_seq, input_tokens, \
-     output_tokens, cache_read_tokens, cache_write_tokens, cost";
+     output_tokens, cache_read_tokens, cache_write_tokens, cost, agent";
 
 fn summary_from_row(row: &tokio_postgres::Row) -> SessionSummary {
     let usage = TokenUsage {
@@ -98,6 +98,7 @@ fn summary_from_row(row: &tokio_postgres::Row) -> SessionSummary {
         message_count: row.get::<_, i64>(5) as u64,
         last_seq: row.get::<_, i64>(6) as Seq,
         usage: (!usage.is_empty()).then_some(usage),
+        agent: row.get(12),
     }
 }
 
@@ -164,7 +165,13 @@ async fn index_title(
 }
 
 impl Store for PostgresStore {
-    fn create_session<'a>(&'a self, id: &'a str, title: &'a str, now: u64) -> StoreFuture<'a, SessionSummary> {
+    fn create_session<'a>(
+        &'a self,
+        id: &'a str,
+        title: &'a str,
+        agent: Option<&'a str>,
+        now: u64,
+    ) -> StoreFuture<'a, SessionSummary> {
         Box::pin(async move {
             let mut client = self.pool.get().await?;
             let transaction = client.transaction().await?;
@@ -172,15 +179,28 @@ impl Store for PostgresStore {
             let row = transaction
                 .query_one(
                     &format!(
-                        "INSERT INTO sessions (id, title, title_is_set, created_at, updated_at) \
-                         VALUES ($1, $2, $3, $4, $4) RETURNING {SUMMARY_COLUMNS}"
+                        "INSERT INTO sessions (id, title, title_is_set, created_at, updated_at, agent) \
+                         VALUES ($1, $2, $3, $4, $4, $5) RETURNING {SUMMARY_COLUMNS}"
                     ),
-                    &[&id, &title, &!title.is_empty(), &now],
+                    &[&id, &title, &!title.is_empty(), &now, &agent],
                 )
                 .await?;
             index_title(&transaction, id, title).await?;
             transaction.commit().await?;
             Ok(summary_from_row(&row))
+        })
+    }
+
+    fn bind_agent<'a>(&'a self, id: &'a str, agent: &'a str) -> StoreFuture<'a, Option<String>> {
+        Box::pin(async move {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_opt(
+                    "UPDATE sessions SET agent = coalesce(agent, $2) WHERE id = $1 RETURNING agent",
+                    &[&id, &agent],
+                )
+                .await?;
+            Ok(row.map(|row| row.get(0)))
         })
     }
 
@@ -784,7 +804,7 @@ mod tests {
     async fn a_search_finds_matches_in_every_bucket_newest_first() {
         let url = test_server::server().fresh_database().await;
         let store = PostgresStore::open(&url).await.unwrap();
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         store.append(crate::store::tests::prompt("s1", "old", "zeppelin in the first bucket")).await.unwrap();
         // The next documents land three buckets on (8,192 ids each), with empty buckets between.
         let client = store.pool.get().await.unwrap();

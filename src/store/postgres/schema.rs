@@ -117,6 +117,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
         bytes BYTEA NOT NULL,
         created_at BIGINT NOT NULL
     );",
+    // 7: the agent a session runs on, for life (DESIGN §12). Sessions from before have none: they run on the
+    // server's default agent, and their next send binds them to it.
+    "ALTER TABLE sessions ADD COLUMN agent TEXT;",
 ];
 
 /// The migration after which the titles and logged frames are indexed.

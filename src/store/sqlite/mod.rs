@@ -108,14 +108,33 @@ where
 }
 
 impl Store for SqliteStore {
-    fn create_session<'a>(&'a self, id: &'a str, title: &'a str, now: u64) -> StoreFuture<'a, SessionSummary> {
-        let (id, title) = (id.to_owned(), title.to_owned());
+    fn create_session<'a>(
+        &'a self,
+        id: &'a str,
+        title: &'a str,
+        agent: Option<&'a str>,
+        now: u64,
+    ) -> StoreFuture<'a, SessionSummary> {
+        let (id, title, agent) = (id.to_owned(), title.to_owned(), agent.map(str::to_owned));
         self.write(move |c| {
             c.execute(
-                "INSERT INTO sessions (id, title, title_is_set, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)",
-                params![id, title, !title.is_empty(), now as i64],
+                "INSERT INTO sessions (id, title, title_is_set, created_at, updated_at, agent) \
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                params![id, title, !title.is_empty(), now as i64, agent],
             )?;
             session(c, &id)?.ok_or(StoreError::NoSession(id))
+        })
+    }
+
+    fn bind_agent<'a>(&'a self, id: &'a str, agent: &'a str) -> StoreFuture<'a, Option<String>> {
+        let (id, agent) = (id.to_owned(), agent.to_owned());
+        self.write(move |c| {
+            Ok(c.query_row(
+                "UPDATE sessions SET agent = coalesce(agent, ?2) WHERE id = ?1 RETURNING agent",
+                params![id, agent],
+                |row| row.get(0),
+            )
+            .optional()?)
         })
     }
 
@@ -654,7 +673,7 @@ fn expiry(ttl: Duration) -> i64 {
 }
 
 const SUMMARY_COLUMNS: &str = "id, title, created_at, updated_at, status, message_count, last_seq, input_tokens, \
-     output_tokens, cache_read_tokens, cache_write_tokens, cost";
+     output_tokens, cache_read_tokens, cache_write_tokens, cost, agent";
 
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary> {
     let usage = TokenUsage {
@@ -673,6 +692,7 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<SessionSummary>
         message_count: row.get::<_, i64>(5)? as u64,
         last_seq: row.get::<_, i64>(6)? as Seq,
         usage: (!usage.is_empty()).then_some(usage),
+        agent: row.get(12)?,
     })
 }
 
@@ -715,7 +735,7 @@ mod tests {
     async fn a_call_that_waits_for_the_database_leaves_the_async_thread_free() {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(SqliteStore::open(dir.path()).unwrap());
-        store.create_session("s1", "", 1).await.unwrap();
+        store.create_session("s1", "", None, 1).await.unwrap();
         let blocker = Connection::open(dir.path().join("chatwire.db")).unwrap();
         blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
         let append = tokio::spawn({
@@ -795,5 +815,15 @@ mod tests {
         let usage = crate::protocol::TokenUsage { input: 7, output: 3, cache_read: 0, cache_write: 0, cost: None };
         store.append(super::super::tests::calls_used("s1", usage.clone(), 1)).await.unwrap();
         assert_eq!(store.session("s1").await.unwrap().unwrap().usage, Some(usage));
+    }
+
+    #[tokio::test]
+    async fn the_agent_migration_leaves_existing_sessions_to_the_default_agent_until_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(database_of_version(dir.path(), 7, "Before agents"));
+        let store = SqliteStore::open(dir.path()).unwrap();
+        let before = store.session("s1").await.unwrap().unwrap();
+        assert_eq!((before.title.as_str(), before.agent), ("Before agents", None));
+        assert_eq!(store.bind_agent("s1", "agent").await.unwrap().as_deref(), Some("agent"));
     }
 }

@@ -121,6 +121,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
         bytes BLOB NOT NULL,
         created_at INTEGER NOT NULL
     );",
+    // 8: the agent a session runs on, for life (DESIGN §12). Sessions from before have none: they run on the
+    // server's default agent, and their next send binds them to it.
+    "ALTER TABLE sessions ADD COLUMN agent TEXT;",
 ];
 
 /// The migration after which the logged frames are indexed.
