@@ -15,11 +15,14 @@
 #[allow(dead_code)]
 mod stamping;
 
+#[path = "../tests/support/opencode.rs"]
+mod opencode;
+
 #[path = "../tests/support/fake_openai.rs"]
 #[allow(dead_code)]
 mod fake_openai;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -43,45 +46,8 @@ fn fake_agent() -> AgentEntry {
 }
 
 fn opencode(home: &Path, model_url: &str) -> Option<AgentEntry> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
-    let program = cache.join("chatwire/opencode-1.18.33/node_modules/.bin/opencode");
-    if !program.is_file() {
-        return None;
-    }
-    let config_dir = home.join("config/opencode");
-    std::fs::create_dir_all(config_dir.join("node_modules")).unwrap();
-    let plugin = serde_json::json!({"@opencode-ai/plugin": "1.18.33"});
-    std::fs::write(config_dir.join("package.json"), serde_json::json!({"dependencies": plugin}).to_string()).unwrap();
-    let lock = serde_json::json!({"lockfileVersion": 3, "packages": {"": {"dependencies": plugin}}});
-    std::fs::write(config_dir.join("package-lock.json"), lock.to_string()).unwrap();
-    let opencode_json = serde_json::json!({
-        "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
-            "options": {"baseURL": model_url, "apiKey": "k"},
-            "models": {"fake-model": {"name": "Fake", "tool_call": true, "limit": {"context": 100000, "output": 8192}}}}},
-        "model": "fake/fake-model",
-        "small_model": "fake/fake-model",
-    });
-    let mut config = AcpConfig::new("opencode", program, vec!["acp".into()]);
-    for (key, dir) in [
-        ("XDG_CONFIG_HOME", "config"),
-        ("XDG_DATA_HOME", "data"),
-        ("XDG_CACHE_HOME", "cache"),
-        ("XDG_STATE_HOME", "state"),
-    ] {
-        config.env.insert(key.into(), home.join(dir).display().to_string());
-    }
-    config.env.insert("HOME".into(), home.display().to_string());
-    for flag in [
-        "OPENCODE_DISABLE_AUTOUPDATE",
-        "OPENCODE_DISABLE_MODELS_FETCH",
-        "OPENCODE_DISABLE_SHARE",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD",
-    ] {
-        config.env.insert(flag.into(), "1".into());
-    }
-    config.env.insert("OPENCODE_CONFIG_CONTENT".into(), opencode_json.to_string());
+    let mut config = AcpConfig::new("opencode", opencode::executable()?, vec!["acp".into()]);
+    config.env = opencode::isolated_env(home, model_url, serde_json::json!({}));
     Some(AgentEntry { name: "opencode".into(), runtime: Arc::new(AcpRuntime::new(config)) })
 }
 

@@ -8,70 +8,23 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::support::fake_openai::{FakeServer, Reply, openai_reasoning_text_tool_call, openai_text, openai_tool_call};
+use crate::support::opencode;
 use crate::support::server::{Lines, Server, kind, script_file};
 use serde_json::{Value, json};
 
-const OPENCODE_VERSION: &str = "1.18.33";
 /// A hang guard only: opencode answers in seconds.
 const WAIT: Duration = Duration::from_secs(120);
 
-fn opencode_executable() -> PathBuf {
-    let opencode = match std::env::var_os("CHATWIRE_TEST_OPENCODE") {
-        Some(path) => PathBuf::from(path),
-        None => {
-            let cache = std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache"));
-            cache.join(format!("chatwire/opencode-{OPENCODE_VERSION}/node_modules/.bin/opencode"))
-        }
-    };
-    assert!(
-        opencode.is_file(),
-        "opencode {OPENCODE_VERSION} is not installed at {}: `./x test` installs it",
-        opencode.display()
-    );
-    opencode
-}
-
 /// The config file naming opencode as the agent `opencode`, isolated in `dir`, its model the fake server.
 fn config(dir: &Path, model_url: &str) -> PathBuf {
-    let home = dir.join("opencode-home");
-    let xdg = |name: &str| home.join(name).display().to_string();
-    // opencode installs its plugin package into its config dir from the npm registry in the background unless that
-    // dir already has a node_modules and a lock that lists it.
-    let opencode_config = home.join("config/opencode");
-    std::fs::create_dir_all(opencode_config.join("node_modules")).unwrap();
-    let plugin = json!({"@opencode-ai/plugin": OPENCODE_VERSION});
-    std::fs::write(opencode_config.join("package.json"), json!({"dependencies": plugin}).to_string()).unwrap();
-    let lock = json!({"lockfileVersion": 3, "packages": {"": {"dependencies": plugin}}});
-    std::fs::write(opencode_config.join("package-lock.json"), lock.to_string()).unwrap();
-    let opencode_json = json!({
-        "provider": {"fake": {
-            "npm": "@ai-sdk/openai-compatible",
-            "name": "Fake",
-            "options": {"baseURL": model_url, "apiKey": "test-key"},
-            "models": {"fake-model": {"name": "Fake Model", "reasoning": true, "tool_call": true,
-                "limit": {"context": 100000, "output": 8192}}},
-        }},
-        "model": "fake/fake-model",
-        "small_model": "fake/fake-model",
+    let opencode = opencode::executable().unwrap_or_else(|| {
+        panic!("opencode {} is not installed: `./x test` installs it into the cache", opencode::VERSION)
     });
-    let env = json!({
-        "HOME": home.display().to_string(),
-        "XDG_CONFIG_HOME": xdg("config"),
-        "XDG_DATA_HOME": xdg("data"),
-        "XDG_CACHE_HOME": xdg("cache"),
-        "XDG_STATE_HOME": xdg("state"),
-        "OPENCODE_DISABLE_AUTOUPDATE": "1",
-        "OPENCODE_DISABLE_MODELS_FETCH": "1",
-        "OPENCODE_DISABLE_SHARE": "1",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-        "OPENCODE_CONFIG_CONTENT": opencode_json.to_string(),
-    });
-    let env: Vec<String> = env.as_object().unwrap().iter().map(|(key, value)| format!("{key} = {}", value)).collect();
+    let env = opencode::isolated_env(&dir.join("opencode-home"), model_url, json!({}));
+    let env: Vec<String> = env.iter().map(|(key, value)| format!("{key} = {value:?}")).collect();
     let table = format!(
         "[agent.opencode]\ncommand = {:?}\nargs = [\"acp\"]\nenv = {{ {} }}\n",
-        opencode_executable().display().to_string(),
+        opencode.display().to_string(),
         env.join(", ")
     );
     let path = dir.join("chatwire.toml");

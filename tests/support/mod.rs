@@ -11,6 +11,8 @@ pub mod invariants;
 #[cfg(feature = "ssr")]
 pub mod mapper;
 #[cfg(feature = "ssr")]
+pub mod opencode;
+#[cfg(feature = "ssr")]
 pub mod postgres;
 #[cfg(feature = "ssr")]
 pub mod server;
