@@ -89,8 +89,8 @@ impl Runtime for AcpRuntime {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             rerun: Availability::Unavailable(format!(
-                "edit and regenerate are not available with the agent {} yet: chatwire does not drive ACP's \
-                 session/fork",
+                "edit and regenerate are not available with the agent {}: ACP's session/fork copies the whole \
+                 conversation and cannot go back to before a message",
                 self.config.name
             )),
             compact: Availability::Unavailable(format!(

@@ -506,3 +506,178 @@ fn todos(entries: &[PlanEntry]) -> Vec<TodoItem> {
         .map(|entry| TodoItem::new(&entry.content, TodoStatus::parse(&entry.status).unwrap_or(TodoStatus::Pending)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::acp::schema::SessionUpdate;
+
+    fn update(value: Value) -> SessionUpdate {
+        SessionUpdate::parse(&value).expect("a valid update")
+    }
+
+    /// The name and arguments of the first `tool_execution_start` among `events`.
+    fn started(events: &[AgentEvent]) -> (String, Value) {
+        events
+            .iter()
+            .find_map(|event| match event {
+                AgentEvent::ToolExecutionStart { tool_name, args, .. } => Some((tool_name.clone(), args.clone())),
+                _ => None,
+            })
+            .expect("the call starts")
+    }
+
+    fn ended(events: &[AgentEvent]) -> (ToolResult, bool) {
+        events
+            .iter()
+            .find_map(|event| match event {
+                AgentEvent::ToolExecutionEnd { result, is_error, .. } => Some((result.clone(), *is_error)),
+                _ => None,
+            })
+            .expect("the call ends")
+    }
+
+    #[test]
+    fn claude_code_style_calls_take_chatwires_tool_names_and_argument_shapes() {
+        let (mut turn, _) = Turn::start(Path::new("/w"), None);
+        let cases = [
+            (
+                json!({"kind": "edit", "title": "Edit `src/a.rs`", "rawInput": {"file_path": "/w/src/a.rs", "old_string": "a", "new_string": "b"}}),
+                "edit",
+                json!({"path": "src/a.rs", "oldText": "a", "newText": "b"}),
+            ),
+            (
+                json!({"kind": "edit", "title": "Write /w/b.txt", "rawInput": {"file_path": "/w/b.txt", "content": "hi"}}),
+                "write",
+                json!({"path": "b.txt", "content": "hi"}),
+            ),
+            (
+                json!({"kind": "read", "title": "Read c.txt", "locations": [{"path": "/w/c.txt"}], "rawInput": {}}),
+                "read",
+                json!({"path": "c.txt"}),
+            ),
+            (
+                json!({"kind": "search", "title": "glob", "rawInput": {"pattern": "**/*.rs", "path": "/w/src"}}),
+                "glob",
+                json!({"pattern": "**/*.rs", "path": "src"}),
+            ),
+            (
+                json!({"kind": "search", "title": "Find TODOs", "rawInput": {"pattern": "TODO"}}),
+                "grep",
+                json!({"pattern": "TODO"}),
+            ),
+            (
+                json!({"kind": "execute", "title": "cargo test", "rawInput": {}}),
+                "bash",
+                json!({"command": "cargo test"}),
+            ),
+            (
+                json!({"kind": "fetch", "title": "Fetch https://example.com", "rawInput": {"url": "https://example.com"}}),
+                "fetch",
+                json!({"url": "https://example.com", "title": "Fetch https://example.com"}),
+            ),
+            (
+                json!({"title": "TodoWrite", "rawInput": {"todos": []}}),
+                "todo_write",
+                json!({"todos": [], "title": "TodoWrite"}),
+            ),
+            (
+                json!({"kind": "other", "title": "Ask the user something long", "rawInput": {"q": 1}}),
+                "tool",
+                json!({"q": 1, "title": "Ask the user something long"}),
+            ),
+        ];
+        for (at, (fields, name, args)) in cases.into_iter().enumerate() {
+            let mut fields = fields;
+            fields["sessionUpdate"] = json!("tool_call");
+            fields["toolCallId"] = json!(format!("c{at}"));
+            let events = turn.update(update(fields.clone()));
+            assert_eq!(started(&events), (name.to_owned(), args), "{fields}");
+        }
+    }
+
+    #[test]
+    fn an_update_carries_only_what_changed_and_the_end_carries_the_result() {
+        let (mut turn, _) = Turn::start(Path::new("/w"), None);
+        let first = turn.update(update(json!({"sessionUpdate": "tool_call", "toolCallId": "e", "kind": "edit",
+            "title": "edit", "status": "pending", "rawInput": {}})));
+        assert_eq!(started(&first), ("edit".to_owned(), json!({})));
+        let same = turn
+            .update(update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "e", "status": "in_progress"})));
+        assert!(same.is_empty(), "nothing changed: {same:?}");
+        let end = turn
+            .update(update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "e", "status": "completed",
+            "content": [{"type": "diff", "path": "/w/a.txt", "oldText": "one\ntwo\n", "newText": "one\n2\n"}]})));
+        let (result, is_error) = ended(&end);
+        assert!(!is_error);
+        let details = result.details.expect("the diff");
+        assert_eq!(details["diff"], "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n");
+        assert_eq!(details["firstChangedLine"], 2);
+        let late =
+            turn.update(update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "e", "status": "completed"})));
+        assert!(matches!(late.as_slice(), [AgentEvent::Ignored(_)]), "{late:?}");
+    }
+
+    #[test]
+    fn a_failed_command_says_its_exit_code_as_the_bash_row_reads_it() {
+        let (mut turn, _) = Turn::start(Path::new("/w"), None);
+        let events = turn.update(update(json!({"sessionUpdate": "tool_call", "toolCallId": "b", "kind": "execute",
+            "status": "completed", "rawInput": {"command": "false"},
+            "content": [{"type": "content", "content": {"type": "text", "text": "oops"}}],
+            "rawOutput": {"exitCode": 2}})));
+        let (result, is_error) = ended(&events);
+        assert!(is_error);
+        assert_eq!(result.text, "oops\n\nCommand exited with code 2");
+    }
+
+    #[test]
+    fn stop_reasons_end_the_turn_or_fail_it_in_words() {
+        for (stop, expected) in [
+            (StopReason::EndTurn, None),
+            (StopReason::Cancelled, None),
+            (StopReason::MaxTokens, Some("max_tokens")),
+            (StopReason::MaxTurnRequests, Some("max_turn_requests")),
+            (StopReason::Refusal, Some("refusal")),
+            (StopReason::Other("tired".into()), Some("runtime_stop")),
+        ] {
+            let (turn, _) = Turn::start(Path::new("/w"), None);
+            let (_, end) = turn.finish(&stop, None);
+            let code = match end {
+                TurnEnd::Settled => None,
+                TurnEnd::Failed { code, .. } => Some(code),
+            };
+            assert_eq!(code, expected, "{stop:?}");
+        }
+    }
+
+    #[test]
+    fn a_turns_cost_is_what_it_added_to_the_sessions_and_its_window_comes_from_usage_update() {
+        let (mut turn, _) = Turn::start(Path::new("/w"), Some(0.25));
+        turn.update(update(json!({"sessionUpdate": "usage_update", "used": 900, "size": 64000})));
+        turn.cost(0.5);
+        let usage = PromptUsage { input_tokens: 800, output_tokens: 100, total_tokens: 900, ..PromptUsage::default() };
+        let (events, _) = turn.finish(&StopReason::EndTurn, Some(&usage));
+        let Some(AgentEvent::MessageEnd(message)) = events.iter().find(|e| matches!(e, AgentEvent::MessageEnd(_)))
+        else {
+            panic!("the message ends")
+        };
+        let usage = message.usage.as_ref().expect("usage");
+        assert_eq!(usage.tokens.cost, Some(0.25));
+        assert_eq!(usage.context_window, Some(64000));
+        assert_eq!((usage.tokens.input, usage.tokens.output), (800, 100));
+    }
+
+    #[test]
+    fn plans_keep_their_steps_and_unknown_statuses_are_pending() {
+        let (mut turn, _) = Turn::start(Path::new("/w"), None);
+        let events = turn.update(update(json!({"sessionUpdate": "plan", "entries": [
+            {"content": "a", "priority": "high", "status": "completed"},
+            {"content": "b", "priority": "low", "status": "blocked"}]})));
+        assert_eq!(
+            events,
+            [AgentEvent::PlanUpdate {
+                todos: vec![TodoItem::new("a", TodoStatus::Completed), TodoItem::new("b", TodoStatus::Pending)]
+            }]
+        );
+    }
+}
