@@ -20,6 +20,7 @@ const FAKE_OPENAI = fileURLToPath(new URL('../../tests/fixtures/acp/record/fake-
 const SCRIPT = [
   [{ text: 'Running it.' }, { tool_calls: [{ id: 'call_echo', name: 'bash', arguments: { command: 'echo approved', description: 'Print approved' } }] }],
   [{ text: 'Approved and done.' }],
+  [{ text: 'And hello after that.' }],
 ];
 
 /** opencode's environment: everything of its own in `home`, its model the fake server, bash asked for. */
@@ -87,11 +88,20 @@ describe('an ACP agent (opencode)', () => {
     await page.reload();
     await waitForHydration(page);
     await approve.waitFor({ timeout: 30_000 });
-    await approve.click();
 
-    const answer = page.locator('.message[data-role="assistant"]').last();
-    await answer.getByText('Approved and done.').waitFor({ timeout: 90_000 });
-    const bash = answer.locator('.tool[data-tool="Bash"]');
+    // ACP has no steering: a message sent now waits, and the page says it goes as the next prompt.
+    await page.locator('[data-testid="composer"] textarea').fill('Then say hello.');
+    await page.getByRole('button', { name: 'Steer', exact: true }).click();
+    const note = page.locator('[data-testid="queue-note"]');
+    await note.waitFor({ timeout: 30_000 });
+    assert.match(await note.textContent(), /next prompt/);
+    assert.equal(await page.locator('.queue__kind').first().textContent(), 'Next');
+
+    await approve.click();
+    await page.getByText('And hello after that.').waitFor({ timeout: 90_000 });
+    await page.getByText('Approved and done.').waitFor({ timeout: 10_000 });
+    await page.locator('.message[data-role="user"]', { hasText: 'Then say hello.' }).waitFor({ timeout: 10_000 });
+    const bash = page.locator('.tool[data-tool="Bash"]');
     assert.equal(await bash.getAttribute('data-status'), 'done');
     assert.match(await bash.locator('.tool-bash__command').textContent(), /echo approved/);
     assert.match(await bash.textContent(), /approved/);

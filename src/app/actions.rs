@@ -393,6 +393,7 @@ mod tests {
             models,
             rerun_unavailable: None,
             compact_unavailable: None,
+            steer_unavailable: None,
         };
         AgentsResponse {
             default: "agent".into(),

@@ -260,7 +260,10 @@ fn ChatPage() -> impl IntoView {
                         </button>
                     </p>
                 </Show>
-                <QueueChips queue/>
+                <QueueChips
+                    queue
+                    no_steering=Signal::derive(move || agent_info.with(|info| info.as_ref().and_then(|info| info.steer_unavailable.clone())))
+                />
                 <Composer
                     on_send=requests.send
                     on_stop=requests.stop

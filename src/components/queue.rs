@@ -9,10 +9,14 @@ pub fn QueueChips(
     /// The session's queue as the last `queue` frame left it.
     #[prop(into)]
     queue: Signal<QueueFrame>,
+    /// Why the session's agent takes no steering, when it does not: its queued messages are its next prompts.
+    #[prop(into)]
+    no_steering: Signal<Option<String>>,
 ) -> impl IntoView {
     let chips = move || {
+        let steer = if no_steering.with(Option::is_some) { "Next" } else { "Steer" };
         queue.with(|q| {
-            let steering = q.steering.iter().map(|text| ("Steer", text.clone()));
+            let steering = q.steering.iter().map(|text| (steer, text.clone()));
             let follow_up = q.follow_up.iter().map(|text| ("Follow-up", text.clone()));
             steering.chain(follow_up).collect::<Vec<_>>()
         })
@@ -35,6 +39,7 @@ pub fn QueueChips(
                         .collect_view()
                 }}
             </ul>
+            {move || no_steering.get().map(|why| view! { <p class="queue__note" data-testid="queue-note">{why}</p> })}
         </Show>
     }
 }

@@ -413,6 +413,9 @@ pub struct AgentInfo {
     /// Why this agent cannot compact its conversation (`/compact`), if it cannot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compact_unavailable: Option<String>,
+    /// Why messages sent while this agent works do not steer it (they wait for its next prompt), if they do not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steer_unavailable: Option<String>,
 }
 
 /// The size limits of `POST /api/attachments` and of one message's attachments, in bytes.

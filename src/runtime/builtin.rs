@@ -36,6 +36,7 @@ impl Runtime for AgentRuntime {
             rerun: Availability::Available,
             compact: Availability::Available,
             conversation: ConversationSource::Transcript,
+            steering: Availability::Available,
         }
     }
 

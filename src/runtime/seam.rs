@@ -124,6 +124,9 @@ pub struct Capabilities {
     pub compact: Availability,
     /// Where the model's view of the conversation comes from.
     pub conversation: ConversationSource,
+    /// Steering: a message sent while a run goes reaches the agent before its next model call. Where it does not,
+    /// the message waits for the turn's end and is the agent's next prompt, and the page says so.
+    pub steering: Availability,
 }
 
 /// Whether the user can ask for something, and if not, why (said to them as it is).

@@ -172,6 +172,7 @@ async fn agents(State(state): State<AppState>) -> Json<AgentsResponse> {
                 models: entry.runtime.models(),
                 rerun_unavailable: capabilities.rerun.reason().map(str::to_owned),
                 compact_unavailable: capabilities.compact.reason().map(str::to_owned),
+                steer_unavailable: capabilities.steering.reason().map(str::to_owned),
             }
         })
         .collect();

@@ -239,3 +239,32 @@ async fn an_idle_agent_is_stopped_and_the_next_run_reopens_its_session() {
     assert_eq!(second[0]["sessionFile"], first[0]["sessionFile"], "which reopened the agent's session");
     assert_eq!(second[0].get("sessionReset"), None);
 }
+
+#[tokio::test]
+async fn a_message_sent_while_the_agent_works_is_its_next_prompt_in_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let mut lines = send(&server, &session, "take your time").await;
+    loop {
+        if kind(&lines.next_within(WAIT).await.expect("the turn streams")) == "delta" {
+            break;
+        }
+    }
+    let steer = json!({"sessionId": session, "message": "and then say hello", "streamingBehavior": "steer"});
+    let response = server.post("/api/chat", &steer).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let frames: Vec<Value> =
+        lines.rest(WAIT).await.iter().filter(|l| kind(l) != "ping").map(|l| serde_json::from_str(l).unwrap()).collect();
+    let queued = frames.iter().find(|f| f["type"] == "queue" && !f["steering"].as_array().unwrap().is_empty());
+    assert!(queued.is_some(), "the message waits in the queue: {frames:#?}");
+    let prompted = frames.iter().position(|f| f["type"] == "message" && f["message"]["role"] == "user").unwrap();
+    let first_turn_end = frames.iter().position(|f| f["type"] == "state" && f["state"]["name"] == "turn_end").unwrap();
+    assert!(first_turn_end < prompted, "it goes after the first turn ended");
+    let done = last(&frames);
+    assert!(answer_text(done).ends_with("Hello from the fake agent."), "{done}");
+    assert_eq!(frames.iter().filter(|f| f["type"] == "done").count(), 1, "one run");
+    let agents: Value = server.get("/api/agents").send().await.unwrap().json().await.unwrap();
+    let fake = agents["agents"].as_array().unwrap().iter().find(|a| a["name"] == "fake").unwrap();
+    assert!(fake["steerUnavailable"].as_str().unwrap().contains("next prompt"), "{fake}");
+}

@@ -96,6 +96,13 @@ async function prompt(id, { sessionId, prompt }) {
     }
     return send({ id, result: { stopReason: 'end_turn' } });
   }
+  if (text.includes('take your time')) {
+    for (let i = 0; i < 20; i++) {
+      update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `${i} ` } });
+      await sleep(50);
+    }
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
   if (text.includes('pid')) {
     update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `pid ${process.pid}` } });
     return send({ id, result: { stopReason: 'end_turn' } });

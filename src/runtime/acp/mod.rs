@@ -98,6 +98,10 @@ impl Runtime for AcpRuntime {
                 self.config.name
             )),
             conversation: ConversationSource::OwnedByRuntime,
+            steering: Availability::Unavailable(format!(
+                "{} takes no messages while it works: they wait, and go as its next prompt when its turn ends",
+                self.config.name
+            )),
         }
     }
 

@@ -230,6 +230,13 @@ impl AcpSession {
     ) -> Result<(), Failure> {
         let mut prompt = self.prompt_blocks(&connection.init, &request.prompt, &request.files)?;
         let _ = events.send(AgentEvent::AgentStart);
+        // The prompt as the dialect tells it (the server logged it already; the mapper knows): a queued message told
+        // the same way later is then logged as the user's.
+        let _ = events.send(AgentEvent::MessageStart(crate::runtime::event::AgentMessage {
+            role: crate::runtime::event::MessageRole::User,
+            text: request.prompt.clone(),
+            ..crate::runtime::event::AgentMessage::opening_answer()
+        }));
         loop {
             let end = self.turn(connection, prompt, control, events).await?;
             if let TurnEnd::Failed { message, code } = end {

@@ -39,6 +39,7 @@ impl Runtime for PiRuntime {
             ),
             // pi keeps the conversation, images included, in its session file.
             conversation: ConversationSource::OwnedByRuntime,
+            steering: Availability::Available,
         }
     }
 
