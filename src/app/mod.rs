@@ -145,9 +145,11 @@ fn ChatPage() -> impl IntoView {
     let requests = connect(state);
     let busy = Signal::derive(move || state.busy());
     // The agent of what is on screen decides what the page offers: its models, whether it can edit and regenerate.
-    let agent_info = Memo::new(move |_| state.agent_info());
-    let models = Signal::derive(move || agent_info.with(|info| state.models.with(|all| models_of(all, info.as_ref()))));
-    let rerun_unavailable = Signal::derive(move || match agent_info.get() {
+    let models = Signal::derive(move || {
+        let agent = state.agent_info();
+        state.models.with(|all| models_of(all, agent.as_ref()))
+    });
+    let rerun_unavailable = Signal::derive(move || match state.agent_info() {
         Some(info) => info.rerun_unavailable,
         None => state.rerun_unavailable.get(),
     });
@@ -235,11 +237,12 @@ fn ChatPage() -> impl IntoView {
                     several=several_agents
                     agents=Signal::derive(move || {
                         state.agents.with(|agents| {
-                            agents.iter().flat_map(|agents| &agents.agents).map(|agent| agent.name.clone()).collect()
+                            let agents = agents.iter().flat_map(|agents| &agents.agents);
+                            agents.map(|agent| (agent.name.clone(), String::new())).collect()
                         })
                     })
                     new_chat=Signal::derive(move || state.session_id.with(Option::is_none))
-                    agent=Signal::derive(move || agent_info.with(|info| info.as_ref().map(|info| info.name.clone())))
+                    agent=Signal::derive(move || state.agent_info().map(|agent| agent.name))
                     on_pick=requests.pick_agent
                 />
                 <Transcript chat=state.chat.read_only() on_suggestion sessions=state.sessions current=state.session_id now=state.now/>

@@ -10,6 +10,7 @@ mod highlight;
 mod lazy_chunk;
 mod message;
 mod palette;
+mod picker;
 mod queue;
 mod rows;
 mod search;

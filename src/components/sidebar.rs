@@ -145,6 +145,8 @@ fn SessionItem(
     let status = session.status;
     let updated_at = session.updated_at;
     let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
+    // The row's agent, empty (and so hidden by CSS) with one agent: a text that changes costs less WASM than a span
+    // that comes and goes.
     let agent = StoredValue::new(session.agent.clone());
     let agent = move || default_agent.get().map(|default| agent.get_value().unwrap_or(default));
     // Back to showing the row, with the focus on the button that left it when the keyboard ended it.
@@ -223,7 +225,7 @@ fn SessionItem(
                             <time class="sidebar__time">
                                 {move || relative_time(updated_at, now.get())}
                             </time>
-                            {move || agent().map(|agent| view! { <span class="sidebar__agent" data-testid="session-row-agent">{agent}</span> })}
+                            <span class="sidebar__agent" data-testid="session-row-agent">{move || agent().unwrap_or_default()}</span>
                             {totals.clone().map(|totals| view! { <span class="sidebar__usage" data-testid="session-usage">{totals}</span> })}
                         </span>
                     </a>

@@ -18,6 +18,7 @@ use leptos::prelude::*;
 use self::attach::{AttachmentChips, Attachments};
 pub use self::attach::{PickedFile, Upload, UploadReply};
 use self::suggest::Suggester;
+use super::picker::Picker;
 use super::usage::ContextMeter;
 use crate::draft::{self, CommandInfo, ExportFormat, Mention, command_being_typed, mention_being_typed};
 use crate::protocol::{
@@ -533,7 +534,7 @@ pub fn Composer(
     }
 }
 
-/// A native `<select>` of the configured models: keyboard and screen-reader behaviour come with it.
+/// The model picker, when there is more than one model to pick.
 #[component]
 fn ModelPicker(
     /// The configured models, the default first.
@@ -543,38 +544,22 @@ fn ModelPicker(
     /// Called with the name the user picks.
     on_model: Callback<String>,
 ) -> impl IntoView {
+    let options = Signal::derive(move || {
+        models.with(|models| {
+            models.iter().map(|info| (info.name.clone(), format!("{} · {}", info.provider, info.model))).collect()
+        })
+    });
     view! {
         <Show when=move || models.with(|models| models.len() > 1)>
-            <select
-                class="model-picker"
-                name="model"
-                aria-label="Model"
+            <Picker
+                options
+                picked=model
+                on_pick=on_model
+                what="model"
+                testid="model-picker"
+                label="Model"
                 title="The model that answers your next message"
-                data-testid="model-picker"
-                on:change=move |event| on_model.run(event_target_value(&event))
-            >
-                {move || {
-                    models
-                        .get()
-                        .into_iter()
-                        .map(|info| {
-                            let hint = format!("{} · {}", info.provider, info.model);
-                            let value = info.name.clone();
-                            let name = info.name;
-                            let picked = value.clone();
-                            view! {
-                                <option
-                                    value=value
-                                    title=hint
-                                    prop:selected=move || model.with(|model| model.as_deref() == Some(picked.as_str()))
-                                >
-                                    {name}
-                                </option>
-                            }
-                        })
-                        .collect_view()
-                }}
-            </select>
+            />
         </Show>
     }
 }
