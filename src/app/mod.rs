@@ -265,7 +265,7 @@ fn ChatPage() -> impl IntoView {
                 </Show>
                 <QueueChips
                     queue
-                    no_steering=Signal::derive(move || agent_info.with(|info| info.as_ref().and_then(|info| info.steer_unavailable.clone())))
+                    no_steering=Signal::derive(move || state.agent_info().and_then(|agent| agent.steer_unavailable))
                 />
                 <Composer
                     on_send=requests.send
