@@ -125,12 +125,7 @@ async fn stop_cancels_the_turn_and_keeps_what_was_said() {
     let server = start(dir.path(), "normal");
     let session = server.new_session().await;
     let mut lines = send(&server, &session, "be slow").await;
-    loop {
-        let line = lines.next_within(WAIT).await.expect("text streams");
-        if kind(&line) == "delta" {
-            break;
-        }
-    }
+    lines.skip_to("delta", WAIT).await;
     let stop = server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap();
     assert_eq!(stop.status(), 200);
     let rest = lines.rest(WAIT).await;
@@ -246,11 +241,7 @@ async fn a_message_sent_while_the_agent_works_is_its_next_prompt_in_the_same_run
     let server = start(dir.path(), "normal");
     let session = server.new_session().await;
     let mut lines = send(&server, &session, "take your time").await;
-    loop {
-        if kind(&lines.next_within(WAIT).await.expect("the turn streams")) == "delta" {
-            break;
-        }
-    }
+    lines.skip_to("delta", WAIT).await;
     let steer = json!({"sessionId": session, "message": "and then say hello", "streamingBehavior": "steer"});
     let response = server.post("/api/chat", &steer).send().await.unwrap();
     assert_eq!(response.status(), 200);

@@ -106,12 +106,7 @@ async fn stop_ends_a_real_opencode_run_and_the_session_goes_on() {
     let response = server.post("/api/chat", &json!({"sessionId": session, "message": "Write a long essay."}));
     let mut lines = Lines::new(response.send().await.unwrap());
     // The model call hangs after its first words: the run is going.
-    loop {
-        let line = lines.next_within(WAIT).await.expect("the run streams");
-        if kind(&line) == "delta" {
-            break;
-        }
-    }
+    lines.skip_to("delta", WAIT).await;
     let stop = server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap();
     assert_eq!(stop.status(), 200);
     let rest = frames(&lines.rest(WAIT).await);

@@ -230,6 +230,18 @@ impl Lines {
         }
     }
 
+    /// Reads lines until one of frame type `kind` (say, the first `delta` of a run that is going); panics at the end of
+    /// the stream, or after `within` without a line.
+    pub async fn skip_to(&mut self, frame_kind: &str, within: Duration) {
+        loop {
+            let line =
+                self.next_within(within).await.unwrap_or_else(|| panic!("the stream ended before a {frame_kind}"));
+            if kind(&line) == frame_kind {
+                return;
+            }
+        }
+    }
+
     /// Every line up to the end of the stream, pings excluded.
     pub async fn rest(&mut self, within: Duration) -> Vec<String> {
         let mut lines = Vec::new();
