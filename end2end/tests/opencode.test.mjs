@@ -1,8 +1,9 @@
 // End-to-end check of an ACP agent: the release binary with the real opencode 1.18.33 (installed by `./x test` into
 // ~/.cache/chatwire/opencode-1.18.33, or named by CHATWIRE_TEST_OPENCODE) as its agent, whose model is the scripted
 // OpenAI-compatible server of tests/fixtures/acp/record, and whose permission rules ask before bash. The permission
-// request is an approval card; the page is reloaded while the card waits (the run resumes, the card is still there),
-// and Approve goes back to opencode, which runs the command and answers.
+// request is an approval card with opencode's own options as buttons; the page is reloaded while the card waits (the
+// run resumes, the card is still there), and "Always allow" goes back to opencode, which runs the command, answers,
+// and runs the next command without asking again.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -20,6 +21,7 @@ const FAKE_OPENAI = fileURLToPath(new URL('../../tests/fixtures/acp/record/fake-
 const SCRIPT = [
   [{ text: 'Running it.' }, { tool_calls: [{ id: 'call_echo', name: 'bash', arguments: { command: 'echo approved', description: 'Print approved' } }] }],
   [{ text: 'Approved and done.' }],
+  [{ tool_calls: [{ id: 'call_again', name: 'bash', arguments: { command: 'echo again', description: 'Print again' } }] }],
   [{ text: 'And hello after that.' }],
 ];
 
@@ -80,9 +82,12 @@ describe('an ACP agent (opencode)', () => {
   test('a permission request is an approval card that survives a reload and lets the command run', { timeout: 180_000 }, async (t) => {
     const { page, check } = await openChat(t, server, { viewport: { width: 1000, height: 800 } });
     await sendPrompt(page, 'Run echo approved.');
-    const approve = page.locator('.approval button', { hasText: 'Approve' });
+    const approve = page.locator('.approval button', { hasText: 'Always allow' });
     await approve.waitFor({ timeout: 90_000 });
     assert.match(await page.locator('.approval').textContent(), /echo approved/);
+    const options = await page.locator('.approval__actions button').evaluateAll((buttons) =>
+      buttons.map((button) => `${button.textContent}=${button.dataset.optionKind}`));
+    assert.deepEqual(options, ['Allow once=allow_once', 'Always allow=allow_always', 'Reject=reject_once']);
 
     // Mid-run, the page goes away and comes back: the run goes on in the server and the card is still waiting.
     await page.reload();
@@ -98,13 +103,16 @@ describe('an ACP agent (opencode)', () => {
     assert.equal(await page.locator('.queue__kind').first().textContent(), 'Next');
 
     await approve.click();
+    // "Always": opencode runs the next prompt's `echo again` without asking, so no second card holds the run up.
     await page.getByText('And hello after that.').waitFor({ timeout: 90_000 });
     await page.getByText('Approved and done.').waitFor({ timeout: 10_000 });
     await page.locator('.message[data-role="user"]', { hasText: 'Then say hello.' }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator('.approval').count(), 0);
     const bash = page.locator('.tool[data-tool="Bash"]');
-    assert.equal(await bash.getAttribute('data-status'), 'done');
-    assert.match(await bash.locator('.tool-bash__command').textContent(), /echo approved/);
-    assert.match(await bash.textContent(), /approved/);
+    assert.deepEqual(await bash.evaluateAll((rows) => rows.map((row) => row.dataset.status)), ['done', 'done']);
+    assert.match(await bash.first().locator('.tool-bash__command').textContent(), /echo approved/);
+    assert.match(await bash.first().textContent(), /approved/);
+    assert.match(await bash.last().locator('.tool-bash__command').textContent(), /echo again/);
     check();
   });
 });

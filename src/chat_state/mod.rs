@@ -500,7 +500,18 @@ fn streams_output(frame: &ChatFrame) -> bool {
 /// Makes `target` equal to `source`, copying only the fields that differ. Every `tool` frame repeats the call's
 /// whole input, which is usually what the part already holds: comparing it costs far less than copying it.
 fn assign_tool_part(target: &mut ChatToolPart, source: &ChatToolPart) {
-    let ChatToolPart { kind, tool_call_id, state, index, input, output, error_text, duration_ms, extra } = source;
+    let ChatToolPart {
+        kind,
+        tool_call_id,
+        state,
+        index,
+        input,
+        output,
+        error_text,
+        duration_ms,
+        approval_options,
+        extra,
+    } = source;
     if target.kind != *kind {
         target.kind.clone_from(kind);
     }
@@ -518,6 +529,9 @@ fn assign_tool_part(target: &mut ChatToolPart, source: &ChatToolPart) {
     }
     if target.error_text != *error_text {
         target.error_text.clone_from(error_text);
+    }
+    if target.approval_options != *approval_options {
+        target.approval_options.clone_from(approval_options);
     }
     if target.extra != *extra {
         target.extra.clone_from(extra);

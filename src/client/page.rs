@@ -91,8 +91,12 @@ pub fn connect(state: PageState) -> PageRequests {
         decide: Callback::new(move |decision: crate::components::Decision| {
             leptos::task::spawn_local(async move {
                 let Some(session_id) = state.session_id.get_untracked() else { return decision.sending.set(false) };
-                let request =
-                    ApprovalRequest { session_id, tool_call_id: decision.tool_call_id, approve: decision.approve };
+                let request = ApprovalRequest {
+                    session_id,
+                    tool_call_id: decision.tool_call_id,
+                    approve: Some(decision.approve),
+                    option_id: decision.option_id,
+                };
                 if let Err(error) = api::decide_approval(&request).await {
                     state.problem.set(Some(format!("The decision was not taken: {error}")));
                     decision.sending.set(false);

@@ -255,10 +255,18 @@ impl EventMapper {
                     self.tool_frame(&tool_call_id, ToolState::InputAvailable, non_null(args), None, None, out);
                 }
             }
-            AgentEvent::ToolApprovalRequest { tool_call_id, tool_name, args } => {
+            AgentEvent::ToolApprovalRequest { tool_call_id, tool_name, args, options } => {
                 self.ensure_run(out);
                 self.track_tool(&tool_call_id, &tool_name);
-                self.tool_frame(&tool_call_id, ToolState::ApprovalRequested, non_null(args), None, None, out);
+                self.tool_frame_with(
+                    &tool_call_id,
+                    ToolState::ApprovalRequested,
+                    non_null(args),
+                    None,
+                    None,
+                    options,
+                    out,
+                );
             }
             AgentEvent::ToolApprovalEnd { tool_call_id, tool_name, approved } => {
                 self.ensure_run(out);
@@ -544,6 +552,21 @@ impl EventMapper {
         error_text: Option<String>,
         out: &mut Vec<ChatFrame>,
     ) {
+        self.tool_frame_with(tool_call_id, state, input, output, error_text, Vec::new(), out);
+    }
+
+    /// [`Self::tool_frame`] for a call waiting for approval, with the agent's ways to answer it.
+    #[allow(clippy::too_many_arguments)]
+    fn tool_frame_with(
+        &mut self,
+        tool_call_id: &str,
+        state: ToolState,
+        input: Option<Value>,
+        output: Option<Value>,
+        error_text: Option<String>,
+        approval_options: Vec<ApprovalOption>,
+        out: &mut Vec<ChatFrame>,
+    ) {
         let Some(track) = self.run.as_mut().and_then(|run| run.tools.get_mut(tool_call_id)) else {
             return;
         };
@@ -568,6 +591,7 @@ impl EventMapper {
             output,
             error_text,
             duration_ms,
+            approval_options,
             extra: Map::new(),
         };
         self.emit(ChatFrame::Tool(ToolFrame { seq: None, part: Box::new(part), message_id: None }), out);

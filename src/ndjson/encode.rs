@@ -222,6 +222,11 @@ fn tool_part(out: &mut Vec<u8>, part: &ChatToolPart) {
         out.extend_from_slice(b",\"durationMs\":");
         number(out, duration_ms);
     }
+    // Only while a call waits for approval: serde_json's own path is fast enough.
+    if !part.approval_options.is_empty() {
+        out.extend_from_slice(b",\"approvalOptions\":");
+        serde_json::to_writer(&mut *out, &part.approval_options).expect("approval options always serialize to JSON");
+    }
     for (key, extra) in &part.extra {
         if !ChatToolPart::is_field(key) && !extra.is_null() {
             out.push(b',');

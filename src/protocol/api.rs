@@ -152,7 +152,12 @@ pub enum AnswerKind {
 pub struct ApprovalRequest {
     pub session_id: String,
     pub tool_call_id: String,
-    pub approve: bool,
+    /// Approve or Deny; may be left out when `option_id` says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approve: Option<bool>,
+    /// One of the call's `approvalOptions` (allow always, reject once, …), for an agent that offers them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub option_id: Option<String>,
 }
 
 /// `{ ok }`, the answer of routes that only acknowledge.

@@ -211,6 +211,66 @@ impl ToolState {
     }
 }
 
+/// One way to answer a call waiting for approval, as the agent offers it (an ACP agent's permission options: allow
+/// once, allow always, reject once, reject always). A call without any is answered Approve or Deny.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalOption {
+    pub option_id: String,
+    /// The button's label, in the agent's words.
+    pub name: String,
+    pub kind: ApprovalKind,
+}
+
+/// What choosing an [`ApprovalOption`] does; the wire words are ACP's (`allow_once`, …).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum ApprovalKind {
+    AllowOnce,
+    AllowAlways,
+    RejectOnce,
+    RejectAlways,
+    Other(String),
+}
+
+impl From<String> for ApprovalKind {
+    fn from(text: String) -> ApprovalKind {
+        match text.as_str() {
+            "allow_once" => ApprovalKind::AllowOnce,
+            "allow_always" => ApprovalKind::AllowAlways,
+            "reject_once" => ApprovalKind::RejectOnce,
+            "reject_always" => ApprovalKind::RejectAlways,
+            _ => ApprovalKind::Other(text),
+        }
+    }
+}
+
+impl From<ApprovalKind> for String {
+    fn from(kind: ApprovalKind) -> String {
+        kind.as_str().to_owned()
+    }
+}
+
+impl ApprovalKind {
+    pub fn as_str(&self) -> &str {
+        match self {
+            ApprovalKind::AllowOnce => "allow_once",
+            ApprovalKind::AllowAlways => "allow_always",
+            ApprovalKind::RejectOnce => "reject_once",
+            ApprovalKind::RejectAlways => "reject_always",
+            ApprovalKind::Other(text) => text,
+        }
+    }
+
+    /// True when choosing it lets the call run; a kind this version does not know never does.
+    pub fn allows(&self) -> bool {
+        match self {
+            ApprovalKind::AllowOnce | ApprovalKind::AllowAlways => true,
+            ApprovalKind::RejectOnce | ApprovalKind::RejectAlways | ApprovalKind::Other(_) => false,
+        }
+    }
+}
+
 /// A tool call inside a message: `{ type: "tool-<Name>", toolCallId, state, index?, input?, output?, errorText?, ...extra }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChatToolPart {
@@ -225,6 +285,9 @@ pub struct ChatToolPart {
     /// How long the call ran, from the start of its execution (or of its question) to its result, as the server
     /// measured it; absent while it runs and for a call that never started (denied, or ended while drafting).
     pub duration_ms: Option<u64>,
+    /// The agent's ways to answer the call while it waits for approval (`approvalOptions`); empty when it is
+    /// answered Approve or Deny.
+    pub approval_options: Vec<ApprovalOption>,
     /// Fields this version does not model, kept so that nothing a runtime sent is lost.
     pub extra: Map<String, Value>,
 }
@@ -247,6 +310,7 @@ impl ChatToolPart {
             output: None,
             error_text: None,
             duration_ms: None,
+            approval_options: Vec::new(),
             extra: Map::new(),
         }
     }
@@ -299,7 +363,8 @@ impl ChatToolPart {
     }
 }
 
-const TOOL_FIELDS: [&str; 8] = ["type", "toolCallId", "state", "index", "input", "output", "errorText", "durationMs"];
+const TOOL_FIELDS: [&str; 9] =
+    ["type", "toolCallId", "state", "index", "input", "output", "errorText", "durationMs", "approvalOptions"];
 
 impl Serialize for ChatToolPart {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -322,6 +387,9 @@ impl Serialize for ChatToolPart {
         }
         if let Some(duration_ms) = self.duration_ms {
             map.serialize_entry("durationMs", &duration_ms)?;
+        }
+        if !self.approval_options.is_empty() {
+            map.serialize_entry("approvalOptions", &self.approval_options)?;
         }
         for (key, value) in &self.extra {
             if !ChatToolPart::is_field(key) && !value.is_null() {
@@ -352,6 +420,7 @@ enum PartKey {
     Output,
     ErrorText,
     DurationMs,
+    ApprovalOptions,
     Other(String),
 }
 
@@ -383,6 +452,7 @@ impl Visitor<'_> for PartKeyVisitor {
             "output" => PartKey::Output,
             "errorText" => PartKey::ErrorText,
             "durationMs" => PartKey::DurationMs,
+            "approvalOptions" => PartKey::ApprovalOptions,
             other => PartKey::Other(other.to_owned()),
         })
     }
@@ -409,6 +479,7 @@ struct PartFields {
     output: Option<Value>,
     error_text: Option<Value>,
     duration_ms: Option<Value>,
+    approval_options: Option<Value>,
     extra: Map<String, Value>,
 }
 
@@ -453,6 +524,7 @@ impl<'de> Visitor<'de> for PartVisitor {
                 PartKey::Output => &mut fields.output,
                 PartKey::ErrorText => &mut fields.error_text,
                 PartKey::DurationMs => &mut fields.duration_ms,
+                PartKey::ApprovalOptions => &mut fields.approval_options,
                 PartKey::Other(key) => {
                     fields.extra.insert(key, map.next_value()?);
                     continue;
@@ -550,6 +622,12 @@ impl PartFields {
             Some(value) => Some(u64::deserialize(value).map_err(|e| format!("field `durationMs`: {e}"))?),
             None => None,
         };
+        let approval_options = match non_null(self.approval_options) {
+            Some(value) => {
+                Vec::<ApprovalOption>::deserialize(value).map_err(|e| format!("field `approvalOptions`: {e}"))?
+            }
+            None => Vec::new(),
+        };
         Ok(ChatToolPart {
             kind,
             tool_call_id,
@@ -559,6 +637,7 @@ impl PartFields {
             output: non_null(self.output),
             error_text,
             duration_ms,
+            approval_options,
             extra: self.extra,
         })
     }

@@ -964,13 +964,14 @@ impl Agent {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
             args: call.arguments.clone(),
+            options: Vec::new(),
         });
         let decision = tokio::select! {
             decision = receiver => decision.ok(),
             () = control.cancel.cancelled() => None,
         };
         control.approvals.lock().expect("the approval lock is never poisoned").remove(&call.id);
-        let Some(approved) = decision else { return Some(Approval::Stopped) };
+        let Some(approved) = decision.map(|decision| decision.approve) else { return Some(Approval::Stopped) };
         emit.send(AgentEvent::ToolApprovalEnd {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),

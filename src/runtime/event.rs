@@ -48,6 +48,8 @@ pub enum AgentEvent {
         tool_call_id: String,
         tool_name: String,
         args: Value,
+        /// The agent's own ways to answer (an ACP agent's permission options); empty for Approve or Deny.
+        options: Vec<crate::protocol::ApprovalOption>,
     },
     /// chatwire's addition to the dialect: the user's decision on a call that waited for approval.
     ToolApprovalEnd {
@@ -287,6 +289,7 @@ struct RawEvent<'a> {
     tool_name: Option<String>,
     is_error: Option<bool>,
     approved: Option<bool>,
+    options: Option<Vec<crate::protocol::ApprovalOption>>,
     steering: Option<Vec<String>>,
     follow_up: Option<Vec<String>>,
     todos: Option<Vec<Value>>,
@@ -362,6 +365,7 @@ impl AgentEvent {
                 tool_call_id: raw.tool_call_id.ok_or_else(|| missing("toolCallId"))?,
                 tool_name: raw.tool_name.ok_or_else(|| missing("toolName"))?,
                 args: decode(raw.args, "args")?,
+                options: raw.options.unwrap_or_default(),
             },
             "tool_approval_end" => AgentEvent::ToolApprovalEnd {
                 tool_call_id: raw.tool_call_id.ok_or_else(|| missing("toolCallId"))?,

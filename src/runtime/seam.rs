@@ -236,7 +236,7 @@ pub struct RunControl {
     /// Questions waiting for the user, by tool call id.
     pub questions: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
     /// Tool calls waiting for the user's approval, by tool call id.
-    pub approvals: Arc<Mutex<HashMap<String, oneshot::Sender<bool>>>>,
+    pub approvals: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>,
     /// Woken when a message is queued, for runtimes that pass queued messages on as they come (pi).
     pub wake: Arc<tokio::sync::Notify>,
 }
@@ -267,15 +267,30 @@ impl RunControl {
 
     /// Delivers the user's decision on a call waiting for approval; false when no such call waits (any more), so
     /// a second decision never runs a tool twice.
-    pub fn decide(&self, tool_call_id: &str, approve: bool) -> bool {
+    pub fn decide(&self, tool_call_id: &str, decision: impl Into<ApprovalDecision>) -> bool {
         let waiting = self.approvals.lock().expect("the approval lock is never poisoned").remove(tool_call_id);
-        waiting.is_some_and(|sender| sender.send(approve).is_ok())
+        waiting.is_some_and(|sender| sender.send(decision.into()).is_ok())
     }
 
     /// Delivers the user's answer to a pending question; false when no such question waits.
     pub fn answer(&self, tool_call_id: &str, answer: String) -> bool {
         let waiting = self.questions.lock().expect("the question lock is never poisoned").remove(tool_call_id);
         waiting.is_some_and(|sender| sender.send(answer).is_ok())
+    }
+}
+
+/// The user's decision on a call waiting for approval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalDecision {
+    pub approve: bool,
+    /// The option the user chose among the ones the agent offered (`ChatToolPart::approval_options`); `None` for a
+    /// plain Approve or Deny, which an agent with options takes as its allow-once or reject-once.
+    pub option_id: Option<String>,
+}
+
+impl From<bool> for ApprovalDecision {
+    fn from(approve: bool) -> ApprovalDecision {
+        ApprovalDecision { approve, option_id: None }
     }
 }
 

@@ -107,6 +107,12 @@ pub enum ChatError {
          server with {agent} again to go on with it, or start a new chat"
     )]
     AgentGone { agent: String, offered: String },
+    #[error("an approval needs `approve` (true or false) or the `optionId` of one of the agent's options")]
+    NoDecision,
+    #[error("no option {requested:?} for this call; the agent offers: {offered}")]
+    UnknownApprovalOption { requested: String, offered: String },
+    #[error("option {option:?} {} the call, which contradicts `approve`", if *allows { "allows" } else { "rejects" })]
+    ApprovalContradicts { option: String, allows: bool },
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
 }
@@ -371,9 +377,41 @@ impl Chat {
         self.control(session_id, Control::Stop).await
     }
 
-    /// `POST /api/chat/approval`: false when no such call is waiting for approval (any more).
-    pub async fn decide(&self, session_id: &str, tool_call_id: &str, approve: bool) -> Result<bool, ChatError> {
-        self.control(session_id, Control::Decide { tool_call_id: tool_call_id.to_owned(), approve }).await
+    /// `POST /api/chat/approval`: false when no such call is waiting for approval (any more). A chosen option must
+    /// be one the agent offered for the call, and says by its kind whether the call runs.
+    pub async fn decide(&self, session_id: &str, request: &ApprovalRequest) -> Result<bool, ChatError> {
+        let approve = match &request.option_id {
+            None => request.approve.ok_or(ChatError::NoDecision)?,
+            Some(chosen) => {
+                let live = self.live(session_id).await?;
+                let offered = self
+                    .sessions
+                    .read_transcript(&live, |kept| {
+                        kept.snapshot.tool(&request.tool_call_id).map(|call| call.approval_options.clone())
+                    })
+                    .await?;
+                let Some(offered) = offered else { return Ok(false) };
+                let Some(option) = offered.iter().find(|option| &option.option_id == chosen) else {
+                    let names: Vec<String> =
+                        offered.iter().map(|option| format!("{} ({})", option.option_id, option.name)).collect();
+                    return Err(ChatError::UnknownApprovalOption {
+                        requested: chosen.clone(),
+                        offered: if names.is_empty() { "none: answer with approve".into() } else { names.join(", ") },
+                    });
+                };
+                let allows = option.kind.allows();
+                if request.approve.is_some_and(|approve| approve != allows) {
+                    return Err(ChatError::ApprovalContradicts { option: chosen.clone(), allows });
+                }
+                allows
+            }
+        };
+        let control = Control::Decide {
+            tool_call_id: request.tool_call_id.clone(),
+            approve,
+            option_id: request.option_id.clone(),
+        };
+        self.control(session_id, control).await
     }
 
     /// `POST /api/chat/question`: false when no such question is waiting.

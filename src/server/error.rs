@@ -79,7 +79,10 @@ impl From<ChatError> for ApiError {
             ChatError::Unsupported(_)
             | ChatError::UnknownAgent { .. }
             | ChatError::AgentMismatch { .. }
-            | ChatError::AgentGone { .. } => ApiError::Unprocessable(message),
+            | ChatError::AgentGone { .. }
+            | ChatError::UnknownApprovalOption { .. }
+            | ChatError::ApprovalContradicts { .. } => ApiError::Unprocessable(message),
+            ChatError::NoDecision => ApiError::BadRequest(message),
             ChatError::Workspace { .. } => ApiError::Internal(message),
             ChatError::OwnerUnreachable => ApiError::Unavailable(message),
             ChatError::Attachment(super::attachments::AttachmentError::TooLarge(_)) => {

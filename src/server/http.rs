@@ -215,7 +215,7 @@ async fn approve(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<ApprovalRequest>,
 ) -> Result<Json<OkResponse>, ApiError> {
-    if state.chat.decide(&request.session_id, &request.tool_call_id, request.approve).await? {
+    if state.chat.decide(&request.session_id, &request).await? {
         Ok(Json(OkResponse { ok: true }))
     } else {
         Err(ApiError::NotFound(format!("no approval is pending for {}", request.tool_call_id)))

@@ -9,15 +9,27 @@ use serde::{Deserialize, Serialize};
 
 use super::chat::{Chat, ChatError, now_ms};
 use super::sessions::ActiveRun;
+use crate::runtime::seam::ApprovalDecision;
 use crate::store::LeaseHolder;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Control {
     Stop,
-    Enqueue { message: String, steer: bool },
-    Decide { tool_call_id: String, approve: bool },
-    Answer { tool_call_id: String, text: String },
+    Enqueue {
+        message: String,
+        steer: bool,
+    },
+    Decide {
+        tool_call_id: String,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        option_id: Option<String>,
+    },
+    Answer {
+        tool_call_id: String,
+        text: String,
+    },
 }
 
 impl Control {
@@ -31,7 +43,9 @@ impl Control {
                 true
             }
             Control::Enqueue { message, steer } => run.control.enqueue(message.clone(), *steer, &run.events),
-            Control::Decide { tool_call_id, approve } => run.control.decide(tool_call_id, *approve),
+            Control::Decide { tool_call_id, approve, option_id } => {
+                run.control.decide(tool_call_id, ApprovalDecision { approve: *approve, option_id: option_id.clone() })
+            }
             Control::Answer { tool_call_id, text } => run.control.answer(tool_call_id, text.clone()),
         }
     }
@@ -154,10 +168,14 @@ mod tests {
 
     #[test]
     fn controls_travel_as_tagged_json() {
-        let control = Control::Decide { tool_call_id: "call-1".into(), approve: true };
+        let control = Control::Decide { tool_call_id: "call-1".into(), approve: true, option_id: None };
         let json = serde_json::to_string(&control).unwrap();
         assert_eq!(json, r#"{"type":"decide","toolCallId":"call-1","approve":true}"#);
         assert_eq!(serde_json::from_str::<Control>(&json).unwrap(), control);
+        let chosen = Control::Decide { tool_call_id: "call-1".into(), approve: true, option_id: Some("always".into()) };
+        let json = serde_json::to_string(&chosen).unwrap();
+        assert_eq!(json, r#"{"type":"decide","toolCallId":"call-1","approve":true,"optionId":"always"}"#);
+        assert_eq!(serde_json::from_str::<Control>(&json).unwrap(), chosen);
         assert_eq!(serde_json::to_string(&Control::Stop).unwrap(), r#"{"type":"stop"}"#);
     }
 }

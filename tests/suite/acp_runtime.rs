@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::support::server::{Lines, Server, kind, script_file};
+use crate::support::server::{Lines, Server, TOKEN, kind, script_file};
 use serde_json::{Value, json};
 
 /// A hang guard only: every wait below ends on an event long before it.
@@ -24,6 +24,12 @@ fn start(dir: &Path, behaviour: &str) -> Server {
 
 /// `start`, with more lines for the agent's table.
 fn start_with(dir: &Path, behaviour: &str, more: &str) -> Server {
+    let config = agent_config(dir, behaviour, more);
+    Server::start(&dir.join("data"), &unused_script(dir), &["--config", &config, "--default-agent", "fake"])
+}
+
+/// A config file whose agent `fake` is the fake agent; its path.
+fn agent_config(dir: &Path, behaviour: &str, more: &str) -> String {
     let config = dir.join("chatwire.toml");
     let table = format!(
         "[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 2\n{more}",
@@ -31,11 +37,11 @@ fn start_with(dir: &Path, behaviour: &str, more: &str) -> Server {
         behaviour
     );
     std::fs::write(&config, table).unwrap();
-    Server::start(
-        &dir.join("data"),
-        &script_file(dir, r#"{"turns":[{"text":"unused"}]}"#),
-        &["--config", config.to_str().unwrap(), "--default-agent", "fake"],
-    )
+    config.display().to_string()
+}
+
+fn unused_script(dir: &Path) -> std::path::PathBuf {
+    script_file(dir, r#"{"turns":[{"text":"unused"}]}"#)
 }
 
 async fn send(server: &Server, session: &str, message: &str) -> Lines {
@@ -87,24 +93,43 @@ async fn a_turn_streams_thinking_text_a_plan_and_a_bash_row_and_ends_done() {
     assert_eq!(again[0]["sessionFile"], done["sessionFile"], "the warm process keeps the agent's session");
 }
 
+/// Sends a message that makes the fake agent ask for permission, and reads up to the approval card.
+async fn until_the_card(server: &Server, session: &str) -> (Lines, Value) {
+    let lines = send(server, session, "needs permission").await;
+    read_to_the_card(lines).await
+}
+
+async fn read_to_the_card(mut lines: Lines) -> (Lines, Value) {
+    loop {
+        let line = lines.next_within(WAIT).await.expect("the card comes");
+        let frame: Value = serde_json::from_str(&line).unwrap();
+        if frame["type"] == "tool" && frame["part"]["state"] == "approval-requested" {
+            return (lines, frame);
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_permission_request_is_an_approval_card_whose_answer_goes_back() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path(), "normal");
-    for (approve, state, text) in [(true, "output-available", "Done."), (false, "output-error", "Not allowed.")] {
+    let cases = [
+        (json!({"approve": true}), "output-available", "Done with once."),
+        (json!({"approve": false}), "output-error", "Not allowed: reject."),
+        (json!({"optionId": "always"}), "output-available", "Done with always."),
+        (json!({"optionId": "never", "approve": false}), "output-error", "Not allowed: never."),
+    ];
+    for (choice, state, text) in cases {
         let session = server.new_session().await;
-        let mut lines = send(&server, &session, "needs permission").await;
-        loop {
-            let line = lines.next_within(WAIT).await.expect("the card comes");
-            let frame: Value = serde_json::from_str(&line).unwrap();
-            if frame["type"] == "tool" && frame["part"]["state"] == "approval-requested" {
-                assert_eq!(frame["part"]["type"], "tool-Bash");
-                assert_eq!(frame["part"]["input"]["command"], "rm -rf build");
-                break;
-            }
-        }
-        let decision = json!({"sessionId": session, "toolCallId": "call-1", "approve": approve});
-        assert_eq!(server.post("/api/chat/approval", &decision).send().await.unwrap().status(), 200);
+        let (mut lines, card) = until_the_card(&server, &session).await;
+        assert_eq!(card["part"]["type"], "tool-Bash");
+        assert_eq!(card["part"]["input"]["command"], "rm -rf build");
+        let kinds: Vec<&str> =
+            card["part"]["approvalOptions"].as_array().unwrap().iter().map(|o| o["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["allow_once", "allow_always", "reject_once", "reject_always"]);
+        let mut decision = json!({"sessionId": session, "toolCallId": "call-1"});
+        decision.as_object_mut().unwrap().extend(choice.as_object().unwrap().clone());
+        assert_eq!(server.post("/api/chat/approval", &decision).send().await.unwrap().status(), 200, "{choice}");
         let rest: Vec<Value> = lines
             .rest(WAIT)
             .await
@@ -113,10 +138,64 @@ async fn a_permission_request_is_an_approval_card_whose_answer_goes_back() {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
         let done = last(&rest);
-        assert_eq!(answer_text(done), text);
+        assert_eq!(answer_text(done), text, "{choice}");
         let call = done["message"]["parts"].as_array().unwrap().iter().find(|p| p["toolCallId"] == "call-1").unwrap();
         assert_eq!(call["state"], state, "{call}");
     }
+}
+
+#[tokio::test]
+async fn a_choice_the_agent_did_not_offer_is_refused_and_the_card_still_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let (mut lines, _card) = until_the_card(&server, &session).await;
+    let refused = [
+        (json!({"optionId": "sometimes"}), 422, "the agent offers: once (Allow once), always (Always allow)"),
+        (json!({"optionId": "never", "approve": true}), 422, "contradicts `approve`"),
+        (json!({}), 400, "`optionId`"),
+    ];
+    for (choice, status, says) in refused {
+        let mut decision = json!({"sessionId": session, "toolCallId": "call-1"});
+        decision.as_object_mut().unwrap().extend(choice.as_object().unwrap().clone());
+        let response = server.post("/api/chat/approval", &decision).send().await.unwrap();
+        assert_eq!(response.status().as_u16(), status, "{choice}");
+        let body: Value = response.json().await.unwrap();
+        assert!(body["message"].as_str().unwrap().contains(says), "{choice}: {body}");
+    }
+    let decision = json!({"sessionId": session, "toolCallId": "call-1", "optionId": "once"});
+    assert_eq!(server.post("/api/chat/approval", &decision).send().await.unwrap().status(), 200);
+    let rest = lines.rest(WAIT).await;
+    let done: Value = serde_json::from_str(rest.iter().rev().find(|l| kind(l) == "done").unwrap()).unwrap();
+    assert_eq!(answer_text(&done), "Done with once.");
+}
+
+#[tokio::test]
+async fn an_option_chosen_on_another_instance_reaches_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = agent_config(dir.path(), "normal", "");
+    let extra = ["--config", config.as_str(), "--default-agent", "fake"];
+    let server = Server::cluster(2, &dir.path().join("data"), &unused_script(dir.path()), &extra).await;
+    let session = server.new_session().await;
+    let on = |index: usize, path: &str, body: &Value| {
+        server.http.post(server.instance_url(index, path)).bearer_auth(TOKEN).json(body).send()
+    };
+    let response = on(0, "/api/chat", &json!({"sessionId": session, "message": "needs permission"})).await.unwrap();
+    let (mut lines, _card) = read_to_the_card(Lines::new(response)).await;
+    let decision = json!({"sessionId": session, "toolCallId": "call-1", "optionId": "always"});
+    // The other instance reads the card from the log, where it lands a moment after the owner streamed it.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let answered = on(1, "/api/chat/approval", &decision).await.unwrap();
+        match answered.status().as_u16() {
+            200 => break,
+            404 if std::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,
+            status => panic!("choosing on the other instance: {status}"),
+        }
+    }
+    let rest = lines.rest(WAIT).await;
+    let done: Value = serde_json::from_str(rest.iter().rev().find(|l| kind(l) == "done").unwrap()).unwrap();
+    assert_eq!(answer_text(&done), "Done with always.", "the chosen option reached the agent");
 }
 
 #[tokio::test]

@@ -56,6 +56,7 @@ async function prompt(id, { sessionId, prompt }) {
         { optionId: 'once', kind: 'allow_once', name: 'Allow once' },
         { optionId: 'always', kind: 'allow_always', name: 'Always allow' },
         { optionId: 'reject', kind: 'reject_once', name: 'Reject' },
+        { optionId: 'never', kind: 'reject_always', name: 'Always reject' },
       ],
     });
     const outcome = answer.result?.outcome;
@@ -71,7 +72,8 @@ async function prompt(id, { sessionId, prompt }) {
       content: [{ type: 'content', content: { type: 'text', text: allowed ? 'removed\n' : 'The user rejected this call.' } }],
       rawOutput: allowed ? { exit: 0 } : { error: 'rejected' },
     });
-    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: allowed ? 'Done.' : 'Not allowed.' } });
+    const said = allowed ? `Done with ${outcome.optionId}.` : `Not allowed: ${outcome?.optionId}.`;
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: said } });
     return send({ id, result: { stopReason: 'end_turn' } });
   }
   if (text.includes('files')) {

@@ -44,7 +44,8 @@ pub fn tool_state() -> impl Strategy<Value = ToolState> {
 }
 
 pub fn tool_part() -> impl Strategy<Value = ChatToolPart> {
-    let reserved = ["type", "toolCallId", "state", "index", "input", "output", "errorText", "durationMs"];
+    let reserved =
+        ["type", "toolCallId", "state", "index", "input", "output", "errorText", "durationMs", "approvalOptions"];
     (
         prop_oneof!["[A-Z][A-Za-z]{0,10}", "mcp__[a-z]{1,6}__[a-z_]{1,8}"],
         id(),
@@ -54,21 +55,34 @@ pub fn tool_part() -> impl Strategy<Value = ChatToolPart> {
         option::of(json_object()),
         option::of(text()),
         option::of(any::<u64>()),
+        vec(approval_option(), 0..3),
         vec(("x[a-zA-Z]{1,8}", json_value().prop_filter("extra fields are never null", |v| !v.is_null())), 0..3),
     )
-        .prop_map(move |(name, call_id, state, index, input, output, error_text, duration_ms, extra)| {
-            ChatToolPart {
-                kind: name.into(),
-                tool_call_id: call_id,
-                state,
-                index,
-                input,
-                output,
-                error_text,
-                duration_ms,
-                extra: extra.into_iter().filter(|(k, _)| !reserved.contains(&k.as_str())).collect(),
-            }
-        })
+        .prop_map(
+            move |(name, call_id, state, index, input, output, error_text, duration_ms, approval_options, extra)| {
+                ChatToolPart {
+                    kind: name.into(),
+                    tool_call_id: call_id,
+                    state,
+                    index,
+                    input,
+                    output,
+                    error_text,
+                    duration_ms,
+                    approval_options,
+                    extra: extra.into_iter().filter(|(k, _)| !reserved.contains(&k.as_str())).collect(),
+                }
+            },
+        )
+}
+
+pub fn approval_option() -> impl Strategy<Value = ApprovalOption> {
+    let kind = prop_oneof!["allow_once", "allow_always", "reject_once", "reject_always", "[a-z_]{1,10}"];
+    (id(), text(), kind).prop_map(|(option_id, name, kind): (String, String, String)| ApprovalOption {
+        option_id,
+        name,
+        kind: kind.into(),
+    })
 }
 
 pub fn part() -> impl Strategy<Value = ChatMessagePart> {

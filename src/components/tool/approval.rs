@@ -11,7 +11,7 @@ use super::ToolRowContext;
 use super::diff::{self, DiffLine};
 use super::files::DiffView;
 use super::lines::NumberedLines;
-use crate::protocol::{ChatToolPart, ToolKind, ToolState};
+use crate::protocol::{ApprovalKind, ChatToolPart, ToolKind, ToolState};
 
 /// An approval card's decision, as it hands it to the page.
 #[derive(Debug, Clone)]
@@ -19,6 +19,8 @@ pub struct Decision {
     pub tool_call_id: String,
     /// True approves the call, false denies it.
     pub approve: bool,
+    /// The agent's option the user chose, where the call offers options.
+    pub option_id: Option<String>,
     /// The card's "sending" flag, set while the decision travels: the page clears it again if the decision was
     /// not taken, so the buttons work again.
     pub sending: RwSignal<bool>,
@@ -111,15 +113,21 @@ pub fn ApprovalCard(
         format!("Denied: the agent was not allowed to {verb}, and nothing was run.")
     };
     let call_id = tool.tool_call_id.clone();
-    let decide = move |approve: bool| {
+    let decide = move |approve: bool, option_id: Option<String>| {
         let id = call_id.clone();
         move |_| {
             if let Some(context) = context {
                 sending.set(true);
-                context.decide.run(Decision { tool_call_id: id.clone(), approve, sending });
+                context.decide.run(Decision {
+                    tool_call_id: id.clone(),
+                    approve,
+                    option_id: option_id.clone(),
+                    sending,
+                });
             }
         }
     };
+    let options = tool.approval_options.clone();
     let denied = if waiting { "" } else { " approval--denied" };
     let class = format!("part part--tool tool tool--{} approval{denied}", tool.state.as_str());
     view! {
@@ -137,20 +145,56 @@ pub fn ApprovalCard(
             <ProposalView proposal/>
             {waiting
                 .then(|| {
-                    view! {
-                        <div class="approval__actions">
-                            <button
-                                class="button button--primary"
-                                type="button"
-                                disabled=move || sending.get()
-                                on:click=decide(true)
-                            >
-                                "Approve"
-                            </button>
-                            <button class="button" type="button" disabled=move || sending.get() on:click=decide(false)>
-                                "Deny"
-                            </button>
-                        </div>
+                    if options.is_empty() {
+                        view! {
+                            <div class="approval__actions">
+                                <button
+                                    class="button button--primary"
+                                    type="button"
+                                    disabled=move || sending.get()
+                                    on:click=decide(true, None)
+                                >
+                                    "Approve"
+                                </button>
+                                <button
+                                    class="button"
+                                    type="button"
+                                    disabled=move || sending.get()
+                                    on:click=decide(false, None)
+                                >
+                                    "Deny"
+                                </button>
+                            </div>
+                        }
+                            .into_any()
+                    } else {
+                        // The agent's own options, in its order and words: "always" is a promise the agent keeps.
+                        let buttons = options
+                            .into_iter()
+                            .map(|option| {
+                                let class = match option.kind {
+                                    ApprovalKind::AllowOnce => "button button--primary",
+                                    ApprovalKind::AllowAlways
+                                    | ApprovalKind::RejectOnce
+                                    | ApprovalKind::RejectAlways
+                                    | ApprovalKind::Other(_) => "button",
+                                };
+                                let kind = option.kind.as_str().to_owned();
+                                let click = decide(option.kind.allows(), Some(option.option_id));
+                                view! {
+                                    <button
+                                        class=class
+                                        type="button"
+                                        data-option-kind=kind
+                                        disabled=move || sending.get()
+                                        on:click=click
+                                    >
+                                        {option.name}
+                                    </button>
+                                }
+                            })
+                            .collect_view();
+                        view! { <div class="approval__actions">{buttons}</div> }.into_any()
                     }
                 })}
         </div>

@@ -360,46 +360,8 @@ pub struct AvailableCommand {
 pub struct PermissionRequest {
     pub session_id: String,
     pub tool_call: ToolCallFields,
-    pub options: Vec<PermissionOption>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PermissionOption {
-    pub option_id: String,
-    pub name: String,
-    pub kind: PermissionKind,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(from = "String")]
-pub enum PermissionKind {
-    AllowOnce,
-    AllowAlways,
-    RejectOnce,
-    RejectAlways,
-    Other(String),
-}
-
-impl From<String> for PermissionKind {
-    fn from(text: String) -> PermissionKind {
-        match text.as_str() {
-            "allow_once" => PermissionKind::AllowOnce,
-            "allow_always" => PermissionKind::AllowAlways,
-            "reject_once" => PermissionKind::RejectOnce,
-            "reject_always" => PermissionKind::RejectAlways,
-            _ => PermissionKind::Other(text),
-        }
-    }
-}
-
-impl PermissionKind {
-    pub fn allows(&self) -> bool {
-        match self {
-            PermissionKind::AllowOnce | PermissionKind::AllowAlways => true,
-            PermissionKind::RejectOnce | PermissionKind::RejectAlways | PermissionKind::Other(_) => false,
-        }
-    }
+    /// The wire shape is chatwire's own approval option's: the card offers them as they are.
+    pub options: Vec<crate::protocol::ApprovalOption>,
 }
 
 #[cfg(test)]
@@ -449,9 +411,9 @@ mod tests {
     fn open_sets_keep_words_they_do_not_know() {
         let answer: PromptResponse = serde_json::from_value(json!({"stopReason": "tired"})).unwrap();
         assert_eq!(answer.stop_reason, StopReason::Other("tired".into()));
-        let option: PermissionOption =
+        let option: crate::protocol::ApprovalOption =
             serde_json::from_value(json!({"optionId": "x", "name": "Maybe", "kind": "ask_later"})).unwrap();
-        assert_eq!(option.kind, PermissionKind::Other("ask_later".into()));
+        assert_eq!(option.kind, crate::protocol::ApprovalKind::Other("ask_later".into()));
         assert!(!option.kind.allows());
     }
 }

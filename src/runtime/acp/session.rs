@@ -13,17 +13,17 @@ use tokio::time::Instant;
 use super::AcpConfig;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Peer, RpcError};
 use super::schema::{
-    InitializeResponse, PROTOCOL_VERSION, PermissionKind, PermissionRequest, PromptResponse, SessionOpened,
-    SessionUpdate, StopReason,
+    InitializeResponse, PROTOCOL_VERSION, PermissionRequest, PromptResponse, SessionOpened, SessionUpdate, StopReason,
 };
 use super::translate::{Turn, TurnEnd};
+use crate::protocol::{ApprovalKind, ApprovalOption};
 use crate::runtime::attached::{AttachedFile, IMAGES_UNSUPPORTED, with_text_files};
 use crate::runtime::child::{ChildProcess, ChildSpec};
 use crate::runtime::event::AgentEvent;
 use crate::runtime::providers::base64_of;
 use crate::runtime::seam::{
-    ConversationRef, EventSender, RunControl, RunEnd, RunOpening, RunRequest, RuntimeFuture, RuntimeSession,
-    queue_event,
+    ApprovalDecision, ConversationRef, EventSender, RunControl, RunEnd, RunOpening, RunRequest, RuntimeFuture,
+    RuntimeSession, queue_event,
 };
 use crate::runtime::tools::Workspace;
 
@@ -60,11 +60,18 @@ pub(super) struct AcpSession {
 struct Failure {
     message: String,
     code: &'static str,
+    /// The agent kept to the protocol and only this run failed (a refusal, the output limit, images it does not
+    /// take): its process stays warm for the next run. Any other failure stops it.
+    agent_sound: bool,
 }
 
 impl Failure {
     fn new(message: String, code: &'static str) -> Failure {
-        Failure { message, code }
+        Failure { message, code, agent_sound: false }
+    }
+
+    fn of_the_run(message: String, code: &'static str) -> Failure {
+        Failure { message, code, agent_sound: true }
     }
 }
 
@@ -241,7 +248,7 @@ impl AcpSession {
             let end = self.turn(connection, prompt, control, events).await?;
             if let TurnEnd::Failed { message, code } = end {
                 let _ = events.send(AgentEvent::AgentEnd);
-                return Err(Failure { message, code });
+                return Err(Failure::of_the_run(message, code));
             }
             if control.cancel.is_cancelled() {
                 break;
@@ -280,7 +287,7 @@ impl AcpSession {
         let images: Vec<&AttachedFile> = files.iter().filter(|file| file.is_image()).collect();
         if !images.is_empty() && !capabilities.image {
             let names: Vec<&str> = images.iter().map(|file| file.name.as_str()).collect();
-            return Err(Failure::new(
+            return Err(Failure::of_the_run(
                 format!(
                     "the agent `{}` does not take images, so it cannot see {}: send the message without them",
                     self.name(),
@@ -338,17 +345,18 @@ impl AcpSession {
                     break answer;
                 }
                 said = connection.incoming.recv() => self.said(connection, &mut state, said, control, events)?,
-                Some(Decision { tool_call_id, approved }) = decisions.recv() => {
+                Some(Decision { tool_call_id, decision }) = decisions.recv() => {
                     let permissions = &mut state.permissions;
                     let Some(at) = permissions.iter().position(|waiting| waiting.tool_call_id == tool_call_id) else { continue };
                     let waiting = permissions.remove(at).expect("found just above");
-                    let option = waiting.choose(approved);
-                    let outcome = match &option {
-                        Some(option_id) => json!({"outcome": "selected", "optionId": option_id}),
+                    let option = waiting.choose(&decision);
+                    let outcome = match option {
+                        Some(option) => json!({"outcome": "selected", "optionId": option.option_id}),
                         None => json!({"outcome": "cancelled"}),
                     };
                     connection.peer.respond(&waiting.id, json!({"outcome": outcome}));
-                    let _ = events.send(state.turn.permission_decided(&waiting.tool_call_id, approved && option.is_some()));
+                    let approved = option.is_some_and(|option| option.kind.allows());
+                    let _ = events.send(state.turn.permission_decided(&waiting.tool_call_id, approved));
                 }
                 () = control.cancel.cancelled(), if state.cancel_sent.is_none() => {
                     connection.peer.notify("session/cancel", json!({"sessionId": connection.session_id}));
@@ -459,8 +467,8 @@ impl AcpSession {
         let decided = decided.clone();
         let id = tool_call_id.clone();
         tokio::spawn(async move {
-            if let Ok(approved) = receiver.await {
-                let _ = decided.send(Decision { tool_call_id: id, approved });
+            if let Ok(decision) = receiver.await {
+                let _ = decided.send(Decision { tool_call_id: id, decision });
             }
         });
         Some(WaitingPermission { id: Value::Null, tool_call_id, options: request.options })
@@ -522,27 +530,27 @@ struct WaitingPermission {
     /// The agent's request id, answered with the choice.
     id: Value,
     tool_call_id: String,
-    options: Vec<super::schema::PermissionOption>,
+    options: Vec<ApprovalOption>,
 }
 
 impl WaitingPermission {
-    /// The option of the user's decision: allowing or rejecting once where the agent offers it, else always;
-    /// `None` when the agent offered no such option.
-    fn choose(&self, approved: bool) -> Option<String> {
-        let preference: [PermissionKind; 2] = match approved {
-            true => [PermissionKind::AllowOnce, PermissionKind::AllowAlways],
-            false => [PermissionKind::RejectOnce, PermissionKind::RejectAlways],
+    /// The option of the user's decision: the one they chose, or for a plain Approve or Deny, allowing or rejecting
+    /// once where the agent offers it, else always; `None` when the agent offered no such option.
+    fn choose(&self, decision: &ApprovalDecision) -> Option<&ApprovalOption> {
+        if let Some(chosen) = &decision.option_id {
+            return self.options.iter().find(|option| &option.option_id == chosen);
+        }
+        let preference = match decision.approve {
+            true => [ApprovalKind::AllowOnce, ApprovalKind::AllowAlways],
+            false => [ApprovalKind::RejectOnce, ApprovalKind::RejectAlways],
         };
-        preference
-            .iter()
-            .find_map(|kind| self.options.iter().find(|option| &option.kind == kind))
-            .map(|option| option.option_id.clone())
+        preference.iter().find_map(|kind| self.options.iter().find(|option| &option.kind == kind))
     }
 }
 
 struct Decision {
     tool_call_id: String,
-    approved: bool,
+    decision: ApprovalDecision,
 }
 
 fn last_words(peer: &Peer) -> String {
@@ -611,14 +619,9 @@ impl RuntimeSession for AcpSession {
                     RunEnd::Settled { conversation: self.conversation.clone().map(ConversationRef::new) }
                 }
                 Err(failure) => {
-                    // An agent that failed the protocol is stopped; one that only refused the turn stays warm.
-                    match failure.code {
-                        "max_tokens" | "max_turn_requests" | "refusal" | IMAGES_UNSUPPORTED
-                            if connection.peer.is_alive() =>
-                        {
-                            self.keep(connection)
-                        }
-                        _ => drop(connection),
+                    // Otherwise the connection is dropped here, which kills the agent's process group.
+                    if failure.agent_sound && connection.peer.is_alive() {
+                        self.keep(connection)
                     }
                     RunEnd::Failed { message: failure.message, code: failure.code }
                 }

@@ -99,6 +99,7 @@ impl Turn {
             tool_call_id,
             tool_name: call.name.clone(),
             args: call.args.clone().unwrap_or(Value::Null),
+            options: request.options.clone(),
         });
         events
     }
