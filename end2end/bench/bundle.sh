@@ -2,12 +2,12 @@
 # Bundle-size bench (not a test): builds the browser half exactly as it ships (`cargo leptos build --release
 # --precompress --split --frontend-only`, into target/site, sharing the release build's cache), then prints raw and
 # brotli sizes (the `.br` files the server sends) of what a first page load fetches — the main wasm, its JS glue and
-# the loader of the split chunks, which the glue imports — and of each chunk fetched later, and where the main
-# module's bytes go (its name section before wasm-opt, through twiggy when it is installed).
+# the loader of the split chunks, which the glue imports — and of each chunk fetched later. Where the main module's
+# bytes go: end2end/bench/size.sh (`./x size`); the budget they are held to: budget.toml.
 #
 #   CARGO_TARGET_DIR=… end2end/bench/bundle.sh
 #
-# BUNDLE_TOP is how many twiggy rows to show (default 40, 0 for none). To try other wasm-opt flags, set
+# To try other wasm-opt flags, set
 # LEPTOS_WASM_OPT_FEATURES (comma-separated, read by cargo-leptos); for another profile, `lib-profile-release` in
 # Cargo.toml.
 set -euo pipefail
@@ -43,8 +43,3 @@ console.log(JSON.stringify({
 }));
 EOF
 
-TOP="${BUNDLE_TOP:-40}"
-MAIN="$CARGO_TARGET_DIR/front/wasm32-unknown-unknown/wasm-release/chatwire_split.wasm"
-if [ "$TOP" -gt 0 ] && command -v twiggy >/dev/null; then
-  twiggy top -n "$TOP" "$MAIN"
-fi

@@ -5,6 +5,13 @@
 //
 //   end2end/bench/decode/build.sh                  # builds decode/pkg/current
 //   node end2end/bench/decode.mjs [name …]         # the builds under decode/pkg/ to time (default: all of them)
+//   node end2end/bench/decode.mjs --check [name …] # only the checks below, no timing (`./x test` runs this)
+//
+// Before timing, and alone with --check, it checks that the bench still measures what it says (issue 39, item 5),
+// so that it cannot rot unseen as frames are added: the schema's frame types are exactly the variants of
+// `enum ChatFrame` in src/protocol/frame.rs; zod accepts every golden line and strips nothing from it (a field the
+// schema does not know would be stripped, so zod would be timed on less than the frame); and every build's decoder
+// decodes every golden line, one by one, so that a failure names its file and line.
 //
 // BENCH_ROUNDS (default 15) rounds; each round times every decoder on every group once, the decoders in an order
 // that rotates from round to round, and each timing repeats the group until it has run BENCH_MIN_MS (default 20)
@@ -18,9 +25,11 @@
 // and every line checked and thrown away (`scan`, serde's `IgnoredAny`).
 import fs from 'node:fs';
 import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { chatFrame } from './frame-schema.mjs';
+// DECODE_SCHEMA: another schema module (decode-check.test.mjs gives it broken ones, to see the check fail).
+const { chatFrame } = await import(process.env.DECODE_SCHEMA ?? './frame-schema.mjs');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -38,9 +47,16 @@ function goldenFiles(dir) {
     .sort();
 }
 
-const lines = goldenFiles(path.join(root, 'tests/golden')).flatMap((file) =>
-  fs.readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== ''),
+const args = process.argv.slice(2);
+const checkOnly = args.includes('--check');
+// Each golden line with where it comes from, for the checks' messages.
+const sourced = goldenFiles(path.join(root, 'tests/golden')).flatMap((file) =>
+  fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((line, i) => (line.trim() === '' ? [] : [{ line, where: `${path.relative(root, file)}:${i + 1}` }])),
 );
+const lines = sourced.map(({ line }) => line);
 const encoder = new TextEncoder();
 // A group of fewer than MIN_GROUP frames is repeated up to it, so that one call's fixed cost (printed apart, as
 // `per call`) is spread over a chunk's worth of frames, as in a stream, and not charged to one ping.
@@ -57,7 +73,8 @@ const groups = [group('all', lines), ...types.map((type) => group(type, lines.fi
 groups.push({ name: 'per call', lines: [], bytes: new Uint8Array(0), perCall: true });
 
 const pkgDir = path.join(here, 'decode/pkg');
-const builds = process.argv.slice(2).length > 0 ? process.argv.slice(2) : fs.existsSync(pkgDir) ? fs.readdirSync(pkgDir).sort() : [];
+const named = args.filter((arg) => arg !== '--check');
+const builds = named.length > 0 ? named : fs.existsSync(pkgDir) ? fs.readdirSync(pkgDir).sort() : [];
 if (builds.length === 0) throw new Error(`no build under ${pkgDir}: run end2end/bench/decode/build.sh first`);
 const require = createRequire(import.meta.url);
 
@@ -86,17 +103,53 @@ const decoders = [
   }),
 ];
 
+// The frame types the schema names, nested discriminated unions (on `phase`) included.
+const schemaTypes = (schema) => [
+  ...new Set(schema.options.flatMap((option) => (option.options ? schemaTypes(option) : [option.shape.type.value]))),
+];
+// The wire names of `enum ChatFrame`'s variants (serde's `rename_all = "snake_case"` on the enum).
+const rustTypes = () => {
+  const source = fs.readFileSync(path.join(root, 'src/protocol/frame.rs'), 'utf8');
+  const body = /pub enum ChatFrame \{([^}]*)\}/.exec(source);
+  if (!body) throw new Error('no `pub enum ChatFrame { … }` in src/protocol/frame.rs');
+  return [...body[1].matchAll(/^\s*([A-Z]\w*)\s*[(,]/gm)].map((m) => m[1].replace(/(?<!^)([A-Z])/g, '_$1').toLowerCase());
+};
+const sameSet = (a, b) => a.length === b.length && [...a].sort().every((x, i) => x === [...b].sort()[i]);
+
 // Every decoder must accept every line, or it would be timed on less work than the others.
-for (const line of lines) {
-  const checked = chatFrame.safeParse(JSON.parse(line));
-  if (!checked.success) throw new Error(`zod rejects a golden line: ${checked.error.message}\n${line}`);
+const problems = [];
+const [inRust, inSchema] = [rustTypes(), schemaTypes(chatFrame)];
+if (!sameSet(inRust, inSchema)) {
+  problems.push(`frame types: src/protocol/frame.rs has [${inRust}], frame-schema.mjs has [${inSchema}]`);
+}
+for (const { line, where } of sourced) {
+  const input = JSON.parse(line);
+  const checked = chatFrame.safeParse(input);
+  if (!checked.success) problems.push(`${where}: zod rejects it: ${checked.error.message}\n${line}`);
+  else if (!isDeepStrictEqual(checked.data, input)) problems.push(`${where}: zod strips a field the schema lacks\n${line}`);
+}
+for (const build of builds) {
+  const wasm = require(path.join(pkgDir, build, 'chatwire_decode_bench.js'));
+  for (const { line, where } of sourced) {
+    if (wasm.decode_frames(encoder.encode(`${line}\n`)) !== 1) problems.push(`${where}: chatwire ${build} rejects it\n${line}`);
+  }
 }
 for (const d of decoders.filter((d) => d.expected)) {
   for (const g of groups) {
     const decoded = d.run(g);
-    if (!g.perCall && decoded !== g.lines.length) throw new Error(`${d.name} decoded ${decoded} of ${g.lines.length} ${g.name} lines`);
+    if (!g.perCall && decoded !== g.lines.length) problems.push(`${d.name} decoded ${decoded} of ${g.lines.length} ${g.name} lines`);
   }
 }
+if (problems.length > 0) {
+  console.error(problems.slice(0, 20).join('\n'));
+  console.error(`decode bench check: ${problems.length} problem(s)`);
+  process.exit(1);
+}
+console.log(
+  `decode bench check: ${inSchema.length} frame types as in frame.rs; ${lines.length} golden lines accepted by zod ` +
+    `(nothing stripped) and by chatwire ${builds.join(', ')}`,
+);
+if (checkOnly) process.exit(0);
 
 const timeOnce = (d, g, reps) => {
   const start = process.hrtime.bigint();
@@ -147,7 +200,7 @@ for (const g of groups) {
 }
 
 const [jsonParse, zod] = decoders;
-console.log('\nratios: zod ÷ chatwire (goal ≥ 2), chatwire ÷ JSON.parse (goal ≤ 1.5)');
+console.log('\nratios: zod ÷ chatwire (goal ≥ 1.2 overall), chatwire ÷ JSON.parse (goal ≤ 1.5 overall)');
 const ratioHead = ['type', ...builds.flatMap((b) => [`zod/${b}`, `${b}/JSON`])];
 const ratioWidths = ratioHead.map((h) => Math.max(h.length, 8));
 console.log(ratioHead.map((h, i) => (i === 0 ? h.padEnd(16) : pad(h, ratioWidths[i]))).join(' '));

@@ -1,4 +1,4 @@
-// The chat frame union of DESIGN.md §2 as a zod 4 schema: what a TypeScript client of chatwire would validate
+// The chat frame union of DESIGN.md §2 (src/protocol/frame.rs is the truth) as a zod 4 schema: what a TypeScript client of chatwire would validate
 // each line with, and the decode bench's yardstick (decode.mjs). One object schema per frame type with its fields
 // and literals; optional fields are `.optional()` (the wire omits them, never `null`); unknown fields are
 // stripped as zod does by default, except on tool parts, which keep them (`...extra`), as chatwire does.
@@ -50,12 +50,24 @@ const changedFile = z.object({
 
 const runChanges = { checkpoint: text, files: z.array(changedFile), additions: count, deletions: count };
 
+// Tokens and cost of one model call or of a run's calls together; `cost` in US dollars, absent when unknown.
+const tokenUsage = z.object({
+  input: count,
+  output: count,
+  cacheRead: count.optional(),
+  cacheWrite: count.optional(),
+  cost: z.number().optional(),
+});
+
+const contextUse = z.object({ used: count, window: count.optional(), compactAt: count.optional() });
+
 const chatMessage = z.object({
   id: text,
   role: z.enum(['user', 'assistant']),
   parts: z.array(part),
   createdAt: count.optional(),
   changes: z.object(runChanges).optional(),
+  usage: z.object({ total: tokenUsage, calls: count, context: contextUse.optional() }).optional(),
 });
 
 const mode = z.enum(['agent', 'plan']);
@@ -90,6 +102,7 @@ export const chatFrame = z.discriminatedUnion('type', [
     sessionFile: text.optional(),
     sessionReset: z.boolean().optional(),
     diagnostics: z.array(text).optional(),
+    branch: z.object({ parentId: text.optional() }).optional(),
   }),
   z.object({ type: z.literal('message'), seq, message: chatMessage }),
   z.object({ type: z.literal('delta'), seq, text, messageId: text.optional() }),
@@ -123,7 +136,16 @@ export const chatFrame = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('state'), seq, state: z.object({ name: lifecycleName, message: text.optional() }) }),
   z.object({ type: z.literal('queue'), seq, steering: z.array(text), followUp: z.array(text) }),
+  z.object({ type: z.literal('branch'), seq, messageId: text }),
   z.object({ type: z.literal('changes'), seq, ...runChanges, messageId: text.optional() }),
+  z.object({
+    type: z.literal('usage'),
+    seq,
+    runId: text.optional(),
+    messageId: text.optional(),
+    usage: tokenUsage,
+    context: contextUse.optional(),
+  }),
   z.discriminatedUnion('phase', [
     z.object({ type: z.literal('compaction'), phase: z.literal('start'), seq, reason: text }),
     z.object({
