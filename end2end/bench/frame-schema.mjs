@@ -28,6 +28,7 @@ export const toolPart = z.looseObject({
   output: z.unknown().optional(),
   errorText: text.optional(),
   durationMs: count.optional(),
+  approvalOptions: z.array(z.object({ optionId: text, name: text, kind: text })).optional(),
 });
 
 const part = z.union([
