@@ -199,6 +199,41 @@ async fn an_option_chosen_on_another_instance_reaches_the_agent() {
 }
 
 #[tokio::test]
+async fn a_terminal_the_agent_asks_for_streams_into_its_bash_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let go = dir.path().join("go");
+    let server =
+        start_with(dir.path(), "normal", &format!("env = {{ FAKE_ACP_GO = {:?} }}\n", go.display().to_string()));
+    let session = server.new_session().await;
+    let mut lines = send(&server, &session, "use a terminal").await;
+    // The command prints `one` and then waits for the test: the row shows `one` while it still runs.
+    loop {
+        let line = lines.next_within(WAIT).await.expect("the terminal's output comes");
+        let frame: Value = serde_json::from_str(&line).unwrap();
+        if frame["type"] == "tool" && frame["part"]["toolCallId"] == "call-t" {
+            let shown = frame["part"]["output"]["output"].as_str().unwrap_or_default();
+            assert!(!shown.contains("two"), "{frame}");
+            if shown.contains("one") {
+                assert_eq!(frame["part"]["state"], "input-available");
+                break;
+            }
+        }
+    }
+    std::fs::write(&go, "").unwrap();
+    let rest = lines.rest(WAIT).await;
+    let done: Value = serde_json::from_str(rest.iter().rev().find(|l| kind(l) == "done").unwrap()).unwrap();
+    assert_eq!(
+        answer_text(&done),
+        r#"exit 3; output "one\ntwo\n" {"exitCode":3,"signal":null}; killed SIGKILL; outside refused; released gone"#
+    );
+    let bash = done["message"]["parts"].as_array().unwrap().iter().find(|p| p["toolCallId"] == "call-t").unwrap();
+    assert_eq!(bash["type"], "tool-Bash");
+    assert_eq!(bash["state"], "output-error", "{bash}");
+    assert_eq!(bash["output"]["exitCode"], 3, "{bash}");
+    assert_eq!(bash["output"]["output"], "one\ntwo", "{bash}");
+}
+
+#[tokio::test]
 async fn stop_cancels_the_turn_and_keeps_what_was_said() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path(), "normal");

@@ -46,6 +46,7 @@ async function prompt(id, { sessionId, prompt }) {
     }
     return send({ id, result: { stopReason: cancelled ? 'cancelled' : 'end_turn' } });
   }
+  if (text.includes('terminal')) return terminals(id, sessionId);
   if (text.includes('permission')) {
     const toolCall = { toolCallId: 'call-1', title: 'bash', kind: 'execute', status: 'pending', rawInput: { command: 'rm -rf build' } };
     update(sessionId, { sessionUpdate: 'tool_call', ...toolCall });
@@ -186,3 +187,38 @@ process.stdin.on('data', (chunk) => {
   }
 });
 process.stdin.on('end', () => process.exit(0));
+
+/**
+ * Runs commands in terminals chatwire serves: one whose output the Bash row streams (it prints `one`, waits for the
+ * file named by FAKE_ACP_GO, prints `two` and exits 3), one killed, one refused (its cwd is outside the workspace),
+ * and says what each `terminal/*` answered.
+ */
+async function terminals(id, sessionId) {
+  const command = 'echo one; while [ ! -e "$GO" ]; do sleep 0.05; done; echo two; exit 3';
+  const env = [{ name: 'GO', value: process.env.FAKE_ACP_GO ?? '/nonexistent' }];
+  const created = await ask('terminal/create', { sessionId, command, env });
+  const terminalId = created.result.terminalId;
+  update(sessionId, {
+    sessionUpdate: 'tool_call', toolCallId: 'call-t', title: 'Run it', kind: 'execute', status: 'in_progress',
+    rawInput: { command }, content: [{ type: 'terminal', terminalId }],
+  });
+  const exited = await ask('terminal/wait_for_exit', { sessionId, terminalId });
+  const output = await ask('terminal/output', { sessionId, terminalId });
+  const sleeper = (await ask('terminal/create', { sessionId, command: 'sleep', args: ['30'] })).result.terminalId;
+  await ask('terminal/kill', { sessionId, terminalId: sleeper });
+  const killed = await ask('terminal/wait_for_exit', { sessionId, terminalId: sleeper });
+  const outside = await ask('terminal/create', { sessionId, command: 'pwd', cwd: '/' });
+  await ask('terminal/release', { sessionId, terminalId });
+  await ask('terminal/release', { sessionId, terminalId: sleeper });
+  const gone = await ask('terminal/output', { sessionId, terminalId });
+  update(sessionId, { sessionUpdate: 'tool_call_update', toolCallId: 'call-t', status: 'completed' });
+  const said = [
+    `exit ${exited.result.exitCode}`,
+    `output ${JSON.stringify(output.result.output)} ${JSON.stringify(output.result.exitStatus)}`,
+    `killed ${killed.result.signal}`,
+    `outside ${outside.error ? 'refused' : 'ran'}`,
+    `released ${gone.error ? 'gone' : 'kept'}`,
+  ].join('; ');
+  update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: said } });
+  send({ id, result: { stopReason: 'end_turn' } });
+}

@@ -5,6 +5,7 @@
 mod rpc;
 pub mod schema;
 mod session;
+mod terminal;
 pub mod translate;
 
 use std::collections::BTreeMap;

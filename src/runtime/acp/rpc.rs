@@ -54,6 +54,23 @@ struct Pending {
     closed: Option<String>,
 }
 
+/// Writes answers to the agent's requests; a clone of the connection's input side.
+#[derive(Clone)]
+pub struct Responder {
+    writer: ChildWriter,
+}
+
+impl Responder {
+    pub fn respond(&self, id: &Value, result: Value) {
+        let _ = self.writer.send_json(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+    }
+
+    pub fn respond_error(&self, id: &Value, code: i64, message: &str) {
+        let error = json!({"code": code, "message": message});
+        let _ = self.writer.send_json(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+    }
+}
+
 /// Our side of the connection. Dropping it kills the agent's process group.
 pub struct Peer {
     process: ChildProcess,
@@ -117,12 +134,16 @@ impl Peer {
     }
 
     pub fn respond(&self, id: &Value, result: Value) {
-        let _ = self.writer.send_json(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        self.responder().respond(id, result);
     }
 
     pub fn respond_error(&self, id: &Value, code: i64, message: &str) {
-        let error = json!({"code": code, "message": message});
-        let _ = self.writer.send_json(&json!({"jsonrpc": "2.0", "id": id, "error": error}));
+        self.responder().respond_error(id, code, message);
+    }
+
+    /// Answers requests from another task, later (`terminal/wait_for_exit`).
+    pub fn responder(&self) -> Responder {
+        Responder { writer: self.writer.clone() }
     }
 
     /// Kills the agent's process group: it broke the protocol, or would not stop.

@@ -15,6 +15,7 @@ use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Pee
 use super::schema::{
     InitializeResponse, PROTOCOL_VERSION, PermissionRequest, PromptResponse, SessionOpened, SessionUpdate, StopReason,
 };
+use super::terminal::Terminals;
 use super::translate::{Turn, TurnEnd};
 use crate::protocol::{ApprovalKind, ApprovalOption};
 use crate::runtime::attached::{AttachedFile, IMAGES_UNSUPPORTED, with_text_files};
@@ -33,6 +34,8 @@ struct Connection {
     incoming: mpsc::Receiver<Incoming>,
     init: InitializeResponse,
     session_id: String,
+    /// The commands it asked chatwire to run; dropped with the connection, which kills them.
+    terminals: Terminals,
 }
 
 /// The process slot a session shares with its idle timer: the timer stops the process only if no run took it since.
@@ -140,11 +143,16 @@ impl AcpSession {
             Failure::new(format!("could not start the agent `{}`: {error}", self.name()), "runtime_unavailable")
         })?;
         let (peer, incoming) = Peer::new(spawned);
-        let mut connection =
-            Connection { peer, incoming, init: InitializeResponse::default(), session_id: String::new() };
+        let mut connection = Connection {
+            peer,
+            incoming,
+            init: InitializeResponse::default(),
+            session_id: String::new(),
+            terminals: Terminals::new(self.workspace.clone()),
+        };
         let capabilities = json!({
             "protocolVersion": PROTOCOL_VERSION,
-            "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": false},
+            "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}, "terminal": true},
             "clientInfo": {"name": "chatwire", "title": "chatwire", "version": env!("CARGO_PKG_VERSION")},
         });
         let init = self.call(&mut connection, "initialize", capabilities).await?;
@@ -345,6 +353,7 @@ impl AcpSession {
                     break answer;
                 }
                 said = connection.incoming.recv() => self.said(connection, &mut state, said, control, events)?,
+                () = connection.terminals.changed() => show_terminals(&connection.terminals, &mut state.turn, events),
                 Some(Decision { tool_call_id, decision }) = decisions.recv() => {
                     let permissions = &mut state.permissions;
                     let Some(at) = permissions.iter().position(|waiting| waiting.tool_call_id == tool_call_id) else { continue };
@@ -414,8 +423,13 @@ impl AcpSession {
                 if let Some(cost) = params["update"]["cost"]["amount"].as_f64() {
                     state.turn.cost(cost);
                 }
+                let names_a_call = matches!(update, SessionUpdate::ToolCall(_) | SessionUpdate::ToolCallUpdate(_));
                 for event in state.turn.update(update) {
                     let _ = events.send(event);
+                }
+                // A call may show a terminal whose output came before the call named it.
+                if names_a_call {
+                    show_terminals(&connection.terminals, &mut state.turn, events);
                 }
             }
             Some(Incoming::Notification { method, .. }) => {
@@ -437,6 +451,28 @@ impl AcpSession {
                 }
                 "fs/read_text_file" => self.read_file(&connection.peer, &id, &params),
                 "fs/write_text_file" => self.write_file(&connection.peer, &id, &params),
+                "terminal/create" | "terminal/output" | "terminal/kill" | "terminal/release" => {
+                    // What a released terminal said last stays with the calls that show it.
+                    show_terminals(&connection.terminals, &mut state.turn, events);
+                    let terminals = &mut connection.terminals;
+                    let answer = match method.as_str() {
+                        "terminal/create" => terminals.create(&params),
+                        "terminal/output" => terminals.output(&params),
+                        "terminal/kill" => terminals.kill(&params),
+                        _ => terminals.release(&params),
+                    };
+                    match answer {
+                        Ok(answer) => connection.peer.respond(&id, answer),
+                        Err(why) => connection.peer.respond_error(&id, INVALID_PARAMS, &why),
+                    }
+                }
+                "terminal/wait_for_exit" => match connection.terminals.wait_for_exit(&params) {
+                    Ok(exited) => {
+                        let responder = connection.peer.responder();
+                        tokio::spawn(async move { responder.respond(&id, exited.await) });
+                    }
+                    Err(why) => connection.peer.respond_error(&id, INVALID_PARAMS, &why),
+                },
                 other => {
                     connection.peer.respond_error(&id, METHOD_NOT_FOUND, &format!("chatwire does not offer {other}"))
                 }
@@ -551,6 +587,17 @@ impl WaitingPermission {
 struct Decision {
     tool_call_id: String,
     decision: ApprovalDecision,
+}
+
+/// Tells the turn what the open terminals hold, so the calls that show one stream it (unchanged output sends nothing).
+fn show_terminals(terminals: &Terminals, turn: &mut Turn, events: &EventSender) {
+    for id in terminals.ids() {
+        let Some(captured) = terminals.captured(id) else { continue };
+        let exit = captured.exit.as_ref().and_then(|exit| exit.code).map(i64::from);
+        for event in turn.terminal_output(id, &captured.text(), exit) {
+            let _ = events.send(event);
+        }
+    }
 }
 
 fn last_words(peer: &Peer) -> String {

@@ -44,6 +44,9 @@ struct Call {
     /// The status of the latest update: only the one that says `completed` or `failed` ends the call.
     status: Option<ToolCallStatus>,
     finished: bool,
+    /// The output of the terminal its content shows (`terminal/*`, served by chatwire), and its exit code once it
+    /// ended.
+    terminal: Option<(String, Option<i64>)>,
 }
 
 /// One prompt turn's translation.
@@ -233,6 +236,41 @@ impl Turn {
         events
     }
 
+    /// A terminal chatwire runs for the agent has new output (or ended): the calls whose content shows it stream it
+    /// in their Bash rows, and their results are its output.
+    pub fn terminal_output(&mut self, terminal_id: &str, output: &str, exit_code: Option<i64>) -> Vec<AgentEvent> {
+        let mut events = Vec::new();
+        let mut ids: Vec<&String> = self
+            .calls
+            .iter()
+            .filter(|(_, call)| {
+                !call.finished
+                    && call.content.iter().any(
+                        |item| matches!(item, ToolCallContent::Terminal { terminal_id: shown } if shown == terminal_id),
+                    )
+            })
+            .map(|(id, _)| id)
+            .collect();
+        ids.sort();
+        let ids: Vec<String> = ids.into_iter().cloned().collect();
+        for id in ids {
+            let call = self.calls.get_mut(&id).expect("listed just above");
+            let seen = Some((output.to_owned(), exit_code));
+            if call.terminal == seen {
+                continue;
+            }
+            call.terminal = seen;
+            let (partial_result, _) = result(call, false, &self.workspace);
+            events.push(AgentEvent::ToolExecutionUpdate {
+                tool_call_id: id,
+                tool_name: call.name.clone(),
+                args: Value::Null,
+                partial_result,
+            });
+        }
+        events
+    }
+
     /// Calls the agent left open when the turn ended: stopped ones fail as stopped, others as unfinished.
     fn close_calls(&mut self, cancelled: bool) -> Vec<AgentEvent> {
         let mut open: Vec<(&String, &mut Call)> = self.calls.iter_mut().filter(|(_, call)| !call.finished).collect();
@@ -406,16 +444,23 @@ fn result(call: &Call, failed: bool, workspace: &Path) -> (ToolResult, bool) {
     let output = call.raw_output.as_ref();
     match call.name.as_str() {
         "bash" => {
-            let text = if text.is_empty() {
-                output.and_then(|output| output.get("output")).and_then(Value::as_str).unwrap_or_default().to_owned()
-            } else {
-                text
+            let terminal = call.terminal.as_ref();
+            let text = match (text.is_empty(), terminal) {
+                (false, _) => text,
+                (true, Some((shown, _))) => shown.clone(),
+                (true, None) => output
+                    .and_then(|output| output.get("output"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned(),
             };
-            let exit = output.and_then(|output| {
-                ["exit", "exitCode", "exit_code"].iter().find_map(|key| {
-                    output.get(*key).or_else(|| output.get("metadata").and_then(|meta| meta.get(*key)))?.as_i64()
+            let exit = output
+                .and_then(|output| {
+                    ["exit", "exitCode", "exit_code"].iter().find_map(|key| {
+                        output.get(*key).or_else(|| output.get("metadata").and_then(|meta| meta.get(*key)))?.as_i64()
+                    })
                 })
-            });
+                .or_else(|| terminal.and_then(|(_, exit)| *exit));
             match exit.filter(|code| *code != 0) {
                 Some(code) => {
                     let sep = if text.is_empty() || text.ends_with('\n') { "" } else { "\n" };
