@@ -415,18 +415,15 @@ mod tests {
     #[tokio::test]
     async fn stdin_is_closed() {
         let (_dir, ws) = workspace();
-        let started = Instant::now();
-        let out = run(&tool(), &ws, json!({"command": "cat; echo done"})).await;
+        // `cat` would wait for input forever: ending at all says stdin is closed.
+        let out = within_hang_guard(run(&tool(), &ws, json!({"command": "cat; echo done"}))).await;
         assert_eq!(out.text, "done\n");
-        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     #[tokio::test]
     async fn timeout_kills() {
         let (_dir, ws) = workspace();
-        let started = Instant::now();
-        let out = run(&tool(), &ws, json!({"command": "echo before; sleep 30", "timeout": 1})).await;
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let out = within_hang_guard(run(&tool(), &ws, json!({"command": "echo before; sleep 1000", "timeout": 1}))).await;
         assert!(out.is_error);
         assert_eq!(out.text, "before\n\n\nCommand timed out after 1 seconds");
     }
@@ -435,18 +432,16 @@ mod tests {
     async fn cancel_kills_the_whole_group() {
         let (dir, ws) = workspace();
         let pid_file = dir.path().join("bg.pid");
-        let command = format!("sleep 30 & echo $! > {}; echo started; sleep 30", pid_file.display());
+        let command = format!("sleep 1000 & echo $! > {}; echo started; sleep 1000", pid_file.display());
         let cancel = CancellationToken::new();
         let trigger = cancel.clone();
-        let started = Instant::now();
         let canceller = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(500)).await;
             trigger.cancel();
         });
         let tool = tool();
-        let (out, _) = run_tool(&tool, &ws, json!({"command": command}), cancel).await;
+        let (out, _) = within_hang_guard(run_tool(&tool, &ws, json!({"command": command}), cancel)).await;
         canceller.await.expect("canceller");
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         assert!(out.is_error);
         assert_eq!(out.text, "started\n\n\nCommand aborted");
 
@@ -479,10 +474,8 @@ mod tests {
     async fn a_background_job_does_not_hold_the_call_open() {
         let (dir, ws) = workspace();
         let pid_file = dir.path().join("bg.pid");
-        let started = Instant::now();
-        let command = format!("sleep 30 & echo $! > {}; echo hi", pid_file.display());
-        let out = run(&tool(), &ws, json!({"command": command})).await;
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let command = format!("sleep 1000 & echo $! > {}; echo hi", pid_file.display());
+        let out = within_hang_guard(run(&tool(), &ws, json!({"command": command}))).await;
         assert_eq!(out.text, "hi\n");
         let pid: i32 = std::fs::read_to_string(&pid_file).expect("pid file").trim().parse().expect("pid");
         let _ = rustix::process::kill_process(

@@ -249,6 +249,12 @@ pub(crate) mod test_support {
     pub(crate) async fn run(tool: &dyn Tool, ws: &Workspace, args: Value) -> ToolOutput {
         run_tool(tool, ws, args, CancellationToken::new()).await.0
     }
+
+    /// Awaits `call`, failing the test if it has not ended within a minute: the commands of the process tests would
+    /// run for a quarter of an hour if what they test (a timeout, Stop, closed stdin) did not work.
+    pub(crate) async fn within_hang_guard<T>(call: impl std::future::Future<Output = T>) -> T {
+        tokio::time::timeout(Duration::from_secs(60), call).await.expect("the call ended within the hang guard")
+    }
 }
 
 #[cfg(test)]
