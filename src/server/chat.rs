@@ -107,6 +107,8 @@ pub enum ChatError {
          server with {agent} again to go on with it, or start a new chat"
     )]
     AgentGone { agent: String, offered: String },
+    #[error("{0}")]
+    Option(#[from] crate::runtime::seam::OptionError),
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
 }

@@ -15,9 +15,23 @@ use crate::store::LeaseHolder;
 #[serde(tag = "type", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum Control {
     Stop,
-    Enqueue { message: String, steer: bool },
-    Decide { tool_call_id: String, approve: bool },
-    Answer { tool_call_id: String, text: String },
+    Enqueue {
+        message: String,
+        steer: bool,
+    },
+    Decide {
+        tool_call_id: String,
+        approve: bool,
+    },
+    Answer {
+        tool_call_id: String,
+        text: String,
+    },
+    /// One of the agent's options, set by the run's loop (`RunControl::options`).
+    SetOption {
+        config_id: String,
+        value: String,
+    },
 }
 
 impl Control {
@@ -33,6 +47,9 @@ impl Control {
             Control::Enqueue { message, steer } => run.control.enqueue(message.clone(), *steer, &run.events),
             Control::Decide { tool_call_id, approve } => run.control.decide(tool_call_id, *approve),
             Control::Answer { tool_call_id, text } => run.control.answer(tool_call_id, text.clone()),
+            Control::SetOption { config_id, value } => run
+                .control
+                .set_option(crate::runtime::seam::OptionSetting { id: config_id.clone(), value: value.clone() }),
         }
     }
 }

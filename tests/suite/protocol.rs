@@ -338,6 +338,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             | ChatFrame::Branch(_)
             | ChatFrame::Changes(_)
             | ChatFrame::Usage(_)
+            | ChatFrame::AgentOptions(_)
             | ChatFrame::Error(_)
             | ChatFrame::Ping => {}
         }
