@@ -38,6 +38,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/events",
     "/api/sessions/{id}/export",
     "/api/sessions/{id}/branch",
+    "/api/sessions/{id}/agent-option",
     "/api/sessions/{id}/restore",
     "/api/sessions/{id}/fork",
     "/api/sessions/{id}/changes/{key}",
