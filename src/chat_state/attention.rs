@@ -77,6 +77,7 @@ impl Attention {
             | ChatFrame::Branch(_)
             | ChatFrame::Changes(_)
             | ChatFrame::Usage(_)
+            | ChatFrame::AgentOptions(_)
             | ChatFrame::Compaction(_)
             | ChatFrame::Retry(_)
             | ChatFrame::Ping => return None,

@@ -27,6 +27,8 @@ pub struct ChatSnapshot {
     pub output_streaming: bool,
     pub queue: QueueFrame,
     pub plan: Option<ChatPlanState>,
+    /// The agent's own commands and options, as its latest `agent_options` frame said them (ACP agents only).
+    pub agent_options: Option<AgentOptionsFrame>,
     /// The message of the last `error` frame, until the next run starts.
     pub last_error: Option<String>,
     /// Every message with its place in the conversation tree; `messages` is the branch it shows.
@@ -91,6 +93,7 @@ impl ChatSnapshot {
         }
         snapshot.last_seq = detail.last_seq;
         snapshot.plan = detail.plan;
+        snapshot.agent_options = detail.agent_options;
         snapshot
     }
 
@@ -109,7 +112,15 @@ impl ChatSnapshot {
         let mut messages = self.messages.clone();
         let pending = self.run.as_ref().map(|run| messages.remove(run.message));
         let branches = self.tree.has_branches().then(|| self.tree.to_wire());
-        SessionDetail { session, messages, last_seq: self.last_seq, pending, plan: self.plan.clone(), branches }
+        SessionDetail {
+            session,
+            messages,
+            last_seq: self.last_seq,
+            pending,
+            plan: self.plan.clone(),
+            branches,
+            agent_options: self.agent_options.clone(),
+        }
     }
 
     pub fn is_running(&self) -> bool {
@@ -421,6 +432,10 @@ pub fn apply(snapshot: &mut ChatSnapshot, frame: &ChatFrame) -> Applied {
                 kept.add_call(&usage.usage, usage.context.as_ref());
             }
         }
+        // A state, not a delta: the latest says all the agent offers, with or without a run.
+        ChatFrame::AgentOptions(offered) => {
+            snapshot.agent_options = Some(AgentOptionsFrame { seq: None, ..offered.clone() })
+        }
         ChatFrame::Compaction(CompactionFrame::Start(_)) => snapshot.activity = Some(Activity::Compacting),
         ChatFrame::Compaction(CompactionFrame::End(_)) => snapshot.activity = Some(Activity::Working),
         ChatFrame::Retry(RetryFrame::Start(retry)) => {
@@ -489,6 +504,7 @@ fn streams_output(frame: &ChatFrame) -> bool {
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
         | ChatFrame::Usage(_)
+        | ChatFrame::AgentOptions(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Done(_)

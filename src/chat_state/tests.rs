@@ -220,6 +220,7 @@ rules! {
 
     a_resumed_snapshot_streams_into_its_pending_message:
         ChatSnapshot::from_detail(SessionDetail {
+            agent_options: None,
             session: SessionSummary {
                 session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
                 created_at: 1, updated_at: 2, message_count: 2, last_seq: 4, usage: None, agent: None,
@@ -323,6 +324,7 @@ rules! {
         empty(), [start(1, "a1")] => |s| {
         assert_eq!(s.activity, Some(Activity::Working));
         let resumed = ChatSnapshot::from_detail(SessionDetail {
+            agent_options: None,
             session: SessionSummary {
                 session_id: "s".into(), title: "t".into(), status: SessionStatus::Running,
                 created_at: 1, updated_at: 2, message_count: 1, last_seq: 3, usage: None, agent: None,

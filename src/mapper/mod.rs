@@ -299,6 +299,14 @@ impl EventMapper {
                 self.ensure_run(out);
                 self.plan_changed(todos, out);
             }
+            // Outside a run as well as in one (setting an option between runs); an agent that repeats what the log
+            // already holds (each reopened session says its options again) adds no frame.
+            AgentEvent::AgentOptions(offered) => {
+                let offered = AgentOptionsFrame { seq: None, ..offered };
+                if self.snapshot.agent_options.as_ref() != Some(&offered) {
+                    self.emit(ChatFrame::AgentOptions(offered), out);
+                }
+            }
             AgentEvent::CompactionStart { reason } => {
                 // A manual compaction happens between runs: the one that just ended is over.
                 if reason == CompactionReason::Manual && self.run.as_ref().is_some_and(|r| r.awaiting_settle) {
@@ -833,4 +841,54 @@ fn known_input<'a>(snapshot: &'a ChatSnapshot, tool_call_id: &str) -> Option<&'a
 
 fn non_null(value: Value) -> Option<Value> {
     (!value.is_null()).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{AgentCommand, AgentOption, OptionCategory, OptionChoice};
+
+    fn offered(current: &str) -> AgentOptionsFrame {
+        AgentOptionsFrame {
+            seq: None,
+            commands: vec![AgentCommand { name: "review".into(), description: "review changes".into(), hint: None }],
+            options: vec![AgentOption {
+                id: "model".into(),
+                name: "Model".into(),
+                description: None,
+                category: OptionCategory::Model,
+                current: current.into(),
+                choices: ["a", "b"]
+                    .map(|value| OptionChoice { value: value.into(), name: value.to_uppercase(), description: None })
+                    .into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn what_the_agent_offers_is_a_frame_in_or_out_of_a_run_and_only_when_it_changed() {
+        let mut counter = 0;
+        let mut mapper = EventMapper::new(
+            "s1",
+            Box::new(|| 0),
+            Box::new(move |kind| {
+                counter += 1;
+                format!("{kind}-{counter}")
+            }),
+        );
+        let frames = mapper.map(AgentEvent::AgentOptions(offered("a")));
+        assert_eq!(frames, [ChatFrame::AgentOptions(offered("a"))]);
+        assert!(!mapper.is_run_open(), "options between runs open no run");
+        assert_eq!(mapper.snapshot().agent_options, Some(offered("a")));
+        assert!(mapper.map(AgentEvent::AgentOptions(offered("a"))).is_empty(), "the same again adds nothing");
+        assert_eq!(mapper.map(AgentEvent::AgentOptions(offered("b"))).len(), 1);
+        let detail: SessionDetail = serde_json::from_value(serde_json::json!({
+            "session": {"sessionId": "s1", "title": "", "createdAt": 0, "updatedAt": 0, "status": "idle",
+                        "messageCount": 0, "lastSeq": 0},
+            "messages": [], "lastSeq": 0,
+        }))
+        .unwrap();
+        let detail = mapper.snapshot().to_detail(detail.session);
+        assert_eq!(detail.agent_options.unwrap().options[0].current, "b", "a reload shows what the agent offers");
+    }
 }

@@ -88,6 +88,7 @@ pub(super) fn frame(frame: &ChatFrame, out: &mut Vec<u8>) {
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
         | ChatFrame::Usage(_)
+        | ChatFrame::AgentOptions(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::agent_options::AgentOptionsFrame;
 use super::changes::ChangedFile;
 use super::frame::{AgentMode, ChatPlanState, Seq};
 use super::message::ChatMessage;
@@ -245,6 +246,9 @@ pub struct SessionDetail {
     /// The branches not shown, once a message was edited or an answer regenerated; `messages` is the shown one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branches: Option<BranchTree>,
+    /// What the session's agent offers (its commands and options), as its latest `agent_options` frame said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_options: Option<AgentOptionsFrame>,
 }
 
 /// The conversation tree beside the shown branch (DESIGN §11): enough to rebuild it and to switch branches.
@@ -354,6 +358,15 @@ pub enum ForkedWorkspace {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         restored: Option<RestoreResponse>,
     },
+}
+
+/// `POST /api/sessions/{id}/agent-option`: set one of the agent's options (`agent_options` lists them) to one of its
+/// values. Answered once the agent took it, or, while a run goes, once the run's loop has it to send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentOptionRequest {
+    pub config_id: String,
+    pub value: String,
 }
 
 /// `POST /api/sessions/{id}/branch`: show the branch through `messageId` (down to its last message).

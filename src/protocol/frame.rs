@@ -7,6 +7,7 @@ use serde::de::{DeserializeSeed, Error as _, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use super::agent_options::AgentOptionsFrame;
 use super::changes::{ChangedFile, RunChanges};
 use super::message::{ChatMessage, ChatToolPart};
 use super::tool::TodoItem;
@@ -36,6 +37,7 @@ pub enum ChatFrame {
     Branch(BranchFrame),
     Changes(ChangesFrame),
     Usage(UsageFrame),
+    AgentOptions(AgentOptionsFrame),
     Compaction(CompactionFrame),
     Retry(RetryFrame),
     Done(DoneFrame),
@@ -59,6 +61,7 @@ pub enum FrameType {
     Branch,
     Changes,
     Usage,
+    AgentOptions,
     Compaction,
     Retry,
     Done,
@@ -67,7 +70,7 @@ pub enum FrameType {
 }
 
 impl FrameType {
-    pub const ALL: [FrameType; 18] = [
+    pub const ALL: [FrameType; 19] = [
         FrameType::Start,
         FrameType::Message,
         FrameType::Delta,
@@ -81,6 +84,7 @@ impl FrameType {
         FrameType::Branch,
         FrameType::Changes,
         FrameType::Usage,
+        FrameType::AgentOptions,
         FrameType::Compaction,
         FrameType::Retry,
         FrameType::Done,
@@ -103,6 +107,7 @@ impl FrameType {
             FrameType::Branch => "branch",
             FrameType::Changes => "changes",
             FrameType::Usage => "usage",
+            FrameType::AgentOptions => "agent_options",
             FrameType::Compaction => "compaction",
             FrameType::Retry => "retry",
             FrameType::Done => "done",
@@ -127,6 +132,7 @@ impl FrameType {
             "branch" => FrameType::Branch,
             "changes" => FrameType::Changes,
             "usage" => FrameType::Usage,
+            "agent_options" => FrameType::AgentOptions,
             "compaction" => FrameType::Compaction,
             "retry" => FrameType::Retry,
             "done" => FrameType::Done,
@@ -155,6 +161,7 @@ macro_rules! on_logged_frame {
             ChatFrame::Branch($payload) => $body,
             ChatFrame::Changes($payload) => $body,
             ChatFrame::Usage($payload) => $body,
+            ChatFrame::AgentOptions($payload) => $body,
             ChatFrame::Compaction(CompactionFrame::Start($payload)) => $body,
             ChatFrame::Compaction(CompactionFrame::End($payload)) => $body,
             ChatFrame::Retry(RetryFrame::Start($payload)) => $body,
@@ -182,6 +189,7 @@ impl ChatFrame {
             ChatFrame::Branch(_) => FrameType::Branch,
             ChatFrame::Changes(_) => FrameType::Changes,
             ChatFrame::Usage(_) => FrameType::Usage,
+            ChatFrame::AgentOptions(_) => FrameType::AgentOptions,
             ChatFrame::Compaction(_) => FrameType::Compaction,
             ChatFrame::Retry(_) => FrameType::Retry,
             ChatFrame::Done(_) => FrameType::Done,
@@ -222,6 +230,7 @@ impl ChatFrame {
             | FrameType::Branch
             | FrameType::Changes
             | FrameType::Usage
+            | FrameType::AgentOptions
             | FrameType::Compaction
             | FrameType::Retry
             | FrameType::Ping => false,
@@ -769,6 +778,7 @@ impl<'de> Visitor<'de> for FrameVisitor {
             FrameType::Branch => BranchFrame::deserialize(rest!()).map(ChatFrame::Branch),
             FrameType::Changes => ChangesFrame::deserialize(rest!()).map(ChatFrame::Changes),
             FrameType::Usage => UsageFrame::deserialize(rest!()).map(ChatFrame::Usage),
+            FrameType::AgentOptions => AgentOptionsFrame::deserialize(rest!()).map(ChatFrame::AgentOptions),
             FrameType::Compaction => match phased(frame_type, map)? {
                 Phased::Start(rest) => CompactionStart::deserialize(rest).map(CompactionFrame::Start),
                 Phased::End(rest) => CompactionEnd::deserialize(rest).map(CompactionFrame::End),

@@ -85,6 +85,7 @@ fn diagnose(line: &[u8], fast_error: &serde_json::Error) -> FrameError {
         FrameType::Branch => payload_error::<super::BranchFrame>(&value),
         FrameType::Changes => payload_error::<super::ChangesFrame>(&value),
         FrameType::Usage => payload_error::<super::UsageFrame>(&value),
+        FrameType::AgentOptions => payload_error::<super::AgentOptionsFrame>(&value),
         FrameType::Compaction => phased_error::<super::CompactionStart, super::CompactionEnd>(&value),
         FrameType::Retry => phased_error::<super::RetryStart, super::RetryEnd>(&value),
         FrameType::Done => payload_error::<super::DoneFrame>(&value),

@@ -66,6 +66,10 @@ pub enum AgentEvent {
     PlanUpdate {
         todos: Vec<TodoItem>,
     },
+    /// chatwire's addition to the dialect: everything the agent offers beside the conversation (its slash commands,
+    /// its options with their values), as it stands now (an ACP agent's `available_commands_update`,
+    /// `config_option_update`, and the options its session opened with). Comes in runs and outside them.
+    AgentOptions(crate::protocol::AgentOptionsFrame),
     /// `compaction_start`, or `auto_compaction_start` from older pi.
     CompactionStart {
         reason: CompactionReason,
@@ -386,6 +390,7 @@ impl AgentEvent {
                     })
                     .collect::<Result<_, _>>()?,
             },
+            "agent_options" => AgentEvent::AgentOptions(serde_json::from_str(line).map_err(|e| shape(e.to_string()))?),
             "compaction_start" | "auto_compaction_start" => AgentEvent::CompactionStart {
                 reason: CompactionReason::parse(raw.reason.as_deref().unwrap_or("threshold")),
             },

@@ -115,6 +115,32 @@ pub enum RuntimeError {
     Fork(String),
 }
 
+/// Why an agent's option could not be set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("the agent offers no option `{id}`{}", listed(" (it offers: ", offered, ")"))]
+    UnknownOption { id: String, offered: Vec<String> },
+    #[error("the agent's option `{id}` has no value `{value}`{}", listed(" (its values: ", choices, ")"))]
+    UnknownValue { id: String, value: String, choices: Vec<String> },
+    /// The runtime has no options of the agent's to set (the built-in agent and pi take the model per message).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The agent could not be reached, or refused.
+    #[error("{0}")]
+    Agent(String),
+}
+
+fn listed(before: &str, items: &[String], after: &str) -> String {
+    if items.is_empty() { String::new() } else { format!("{before}{}{after}", items.join(", ")) }
+}
+
+/// One option to set on the agent while a run goes (it waits in `RunControl::options` for the run's loop).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionSetting {
+    pub id: String,
+    pub value: String,
+}
+
 /// What a runtime can do, in one value the server reads instead of asking capability by capability.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Capabilities {
@@ -197,6 +223,17 @@ pub trait RuntimeSession: Send {
 
     /// Ends what the session holds (a process and the tools it started); the session is being deleted.
     fn close(&mut self) -> RuntimeFuture<'_, ()>;
+
+    /// Sets one of the agent's options between runs (starting the agent if it is not running), and tells what it
+    /// then offers through `events`. During a run the setting goes through `RunControl::options` instead.
+    fn set_option<'a>(
+        &'a mut self,
+        setting: OptionSetting,
+        events: &'a EventSender,
+    ) -> RuntimeFuture<'a, Result<(), OptionError>> {
+        let _ = (setting, events);
+        Box::pin(std::future::ready(Err(OptionError::Unsupported("this agent has no options to set".into()))))
+    }
 }
 
 /// How one run goes: the mode of `POST /api/chat` and what to do with the plan.
@@ -237,8 +274,11 @@ pub struct RunControl {
     pub questions: Arc<Mutex<HashMap<String, oneshot::Sender<String>>>>,
     /// Tool calls waiting for the user's approval, by tool call id.
     pub approvals: Arc<Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>>,
-    /// Woken when a message is queued, for runtimes that pass queued messages on as they come (pi).
+    /// Woken when a message is queued, for runtimes that pass queued messages on as they come (pi), and when an
+    /// option is to be set.
     pub wake: Arc<tokio::sync::Notify>,
+    /// The agent's options to set as soon as the run's loop can (an ACP agent takes them during a turn).
+    pub options: Arc<Mutex<VecDeque<OptionSetting>>>,
 }
 
 impl RunControl {
@@ -270,6 +310,13 @@ impl RunControl {
     pub fn decide(&self, tool_call_id: &str, decision: impl Into<ApprovalDecision>) -> bool {
         let waiting = self.approvals.lock().expect("the approval lock is never poisoned").remove(tool_call_id);
         waiting.is_some_and(|sender| sender.send(decision.into()).is_ok())
+    }
+
+    /// Queues one of the agent's options for the running loop to set.
+    pub fn set_option(&self, setting: OptionSetting) -> bool {
+        self.options.lock().expect("the option lock is never poisoned").push_back(setting);
+        self.wake.notify_one();
+        true
     }
 
     /// Delivers the user's answer to a pending question; false when no such question waits.

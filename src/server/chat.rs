@@ -113,6 +113,8 @@ pub enum ChatError {
     UnknownApprovalOption { requested: String, offered: String },
     #[error("option {option:?} {} the call, which contradicts `approve`", if *allows { "allows" } else { "rejects" })]
     ApprovalContradicts { option: String, allows: bool },
+    #[error("{0}")]
+    Option(#[from] crate::runtime::seam::OptionError),
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
 }

@@ -90,6 +90,13 @@ impl From<ChatError> for ApiError {
             }
             ChatError::Attachment(super::attachments::AttachmentError::Refused(_))
             | ChatError::AttachmentsWhileStreaming => ApiError::BadRequest(message),
+            ChatError::Option(
+                crate::runtime::seam::OptionError::UnknownOption { .. }
+                | crate::runtime::seam::OptionError::UnknownValue { .. }
+                | crate::runtime::seam::OptionError::Unsupported(_),
+            ) => ApiError::Unprocessable(message),
+            // The agent did not start, or did not take it: as a gateway whose upstream failed.
+            ChatError::Option(crate::runtime::seam::OptionError::Agent(_)) => ApiError::Unavailable(message),
             ChatError::Store(error) => ApiError::Store(error),
         }
     }

@@ -38,6 +38,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/events",
     "/api/sessions/{id}/export",
     "/api/sessions/{id}/branch",
+    "/api/sessions/{id}/agent-option",
     "/api/sessions/{id}/restore",
     "/api/sessions/{id}/fork",
     "/api/sessions/{id}/changes/{key}",
@@ -80,6 +81,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/events", get(session_events))
         .route("/api/sessions/{id}/export", get(export_session))
         .route("/api/sessions/{id}/branch", post(show_branch))
+        .route("/api/sessions/{id}/agent-option", post(set_agent_option))
         .route("/api/sessions/{id}/restore", post(restore_files))
         .route("/api/sessions/{id}/fork", post(fork_session))
         .route("/api/sessions/{id}/changes/{key}", get(run_changes))
@@ -307,6 +309,15 @@ async fn show_branch(
     ApiJson(request): ApiJson<ShowBranchRequest>,
 ) -> Result<Json<BranchFrame>, ApiError> {
     Ok(Json(state.chat.show_branch(&id, &request.message_id).await?))
+}
+
+async fn set_agent_option(
+    State(state): State<AppState>,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(request): ApiJson<AgentOptionRequest>,
+) -> Result<Json<OkResponse>, ApiError> {
+    state.chat.set_agent_option(&id, request.config_id, request.value).await?;
+    Ok(Json(OkResponse { ok: true }))
 }
 
 async fn restore_files(

@@ -30,6 +30,11 @@ pub enum Control {
         tool_call_id: String,
         text: String,
     },
+    /// One of the agent's options, set by the run's loop (`RunControl::options`).
+    SetOption {
+        config_id: String,
+        value: String,
+    },
 }
 
 impl Control {
@@ -47,6 +52,9 @@ impl Control {
                 run.control.decide(tool_call_id, ApprovalDecision { approve: *approve, option_id: option_id.clone() })
             }
             Control::Answer { tool_call_id, text } => run.control.answer(tool_call_id, text.clone()),
+            Control::SetOption { config_id, value } => run
+                .control
+                .set_option(crate::runtime::seam::OptionSetting { id: config_id.clone(), value: value.clone() }),
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::protocol::*;
 use crate::runtime::RuntimeSession;
 use crate::runtime::event::AgentEvent;
 use crate::runtime::seam::{ConversationRef, ConversationSource, ConversationStart, RunEnd, RunRequest, SessionSetup};
-use crate::runtime::seam::{RunControl, RunOptions};
+use crate::runtime::seam::{OptionError, OptionSetting, RunControl, RunOptions};
 use crate::store::{Lease, RunStart, RunStatus, StoreError};
 
 /// The part of a session only its run touches: the mapper that makes its frames, and the runtime's side of it.
@@ -133,6 +133,89 @@ impl Chat {
         };
         tokio::spawn(task.run(runtime, run, events, receiver));
         Ok(())
+    }
+
+    /// Sets one of the session's agent's options to one of its values: checked against what the agent offered (the
+    /// session's latest `agent_options`), handed to the session's run wherever it goes (relayed to the instance that
+    /// drives it), else set between runs, starting the agent if it is not running. What the agent then offers is
+    /// logged as an `agent_options` frame.
+    pub async fn set_agent_option(
+        self: &Arc<Self>,
+        session_id: &str,
+        id: String,
+        value: String,
+    ) -> Result<(), ChatError> {
+        let live = self.live(session_id).await?;
+        let offered = self.sessions.read_transcript(&live, |kept| kept.snapshot.agent_options.clone()).await?;
+        let agent = self.agent_of(&live).await?.name;
+        let Some(offered) = offered else {
+            return Err(OptionError::Unsupported(format!(
+                "the agent {agent} has offered no options in this session (yet): an agent that has them says so when                  it starts, at the session's first run"
+            ))
+            .into());
+        };
+        let Some(option) = offered.option(&id) else {
+            let offered = offered.options.iter().map(|option| option.id.clone()).collect();
+            return Err(OptionError::UnknownOption { id, offered }.into());
+        };
+        if !option.offers(&value) {
+            let choices = option.choices.iter().map(|choice| choice.value.clone()).collect();
+            return Err(OptionError::UnknownValue { id, value, choices }.into());
+        }
+        if option.current == value {
+            return Ok(());
+        }
+        let control = super::relay::Control::SetOption { config_id: id.clone(), value: value.clone() };
+        if self.control(session_id, control).await? {
+            return Ok(());
+        }
+        self.set_option_between_runs(&live, OptionSetting { id, value }).await
+    }
+
+    /// Sets an option with no run going: the session is held for the moment it takes, as a branch switch holds it.
+    async fn set_option_between_runs(&self, live: &Arc<SessionLive>, setting: OptionSetting) -> Result<(), ChatError> {
+        let mut runtime = live.runtime.clone().lock_owned().await;
+        let setting_id = new_id("option");
+        let (lease, last_seq) = self.take_lease(live, &setting_id).await.map_err(|error| match error {
+            ChatError::RunInProgress => ChatError::SessionBusy,
+            other => other,
+        })?;
+        if let Some(stale) = runtime.as_mut().filter(|state| state.seen_seq != last_seq) {
+            stale.close().await;
+            *runtime = None;
+        }
+        if runtime.is_none() {
+            match self.load_runtime(live, None).await {
+                Ok(loaded) => *runtime = Some(loaded),
+                Err(error) => {
+                    self.give_up_lease(live, &setting_id).await;
+                    return Err(error);
+                }
+            }
+        }
+        let state = runtime.as_mut().expect("loaded just above");
+        let (events, mut receiver) = mpsc::unbounded_channel();
+        let outcome = state.runtime.set_option(setting, &events).await;
+        drop(events);
+        let told: Vec<AgentEvent> = std::iter::from_fn(|| receiver.try_recv().ok()).collect();
+        let mapper = &mut state.mapper;
+        let make = |transcript: &mut _| mapper.reducing_into(transcript, |mapper| map_all(mapper, told));
+        let logged = self.sessions.log_reduced(live, &setting_id, &lease, |_| Some(RunStatus::Done), make).await;
+        match logged {
+            Ok(true) => {}
+            // Nothing changed (the agent kept the value it had): the session is let go all the same.
+            Ok(false) => {
+                if let Err(error) = self.store.finish_run(&setting_id, live.id(), RunStatus::Done, now_ms()).await {
+                    tracing::error!(session = %live.id(), "letting the session go after setting an option failed: {error}");
+                }
+            }
+            Err(error) => {
+                self.give_up_lease(live, &setting_id).await;
+                return Err(error);
+            }
+        }
+        state.seen_seq = live.last_seq();
+        Ok(outcome?)
     }
 
     /// Takes the session's lease for run `run_id`, waiting (briefly) for a previous run that is logging its end,

@@ -60,6 +60,7 @@ pub fn indexed(frame: &ChatFrame) -> Option<IndexedMessage> {
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
         | ChatFrame::Usage(_)
+        | ChatFrame::AgentOptions(_)
         | ChatFrame::Compaction(_)
         | ChatFrame::Retry(_)
         | ChatFrame::Error(_)

@@ -11,6 +11,7 @@ use crate::support::mapper::deterministic_mapper;
 use chatwire::mapper::RunMeta;
 use chatwire::ndjson::encode_frame;
 use chatwire::protocol::ChatFrame;
+use chatwire::runtime::acp::offered::Offered;
 use chatwire::runtime::acp::schema::{PermissionRequest, PromptResponse, SessionUpdate};
 use chatwire::runtime::acp::translate::{Turn, TurnEnd};
 use chatwire::runtime::event::AgentEvent;
@@ -66,11 +67,16 @@ fn replay(scenario: &str) -> (String, Vec<ChatFrame>) {
     // The agent's session is open once `session/new` or `session/load` answered; prompts are answered in order.
     let (mut opened, mut answered) = (false, 0);
     let mut session_cost = None;
+    // What the agent offers is the session's: told whenever it changes, in a run or between runs.
+    let mut offered = Offered::default();
     for line in &said {
         let method = line.get("method").and_then(Value::as_str);
         let answers_prompt = method.is_none() && line["id"].as_u64().is_some_and(|id| prompts.contains_key(&id));
         let belongs_to_prompt = match method {
-            Some("session/update") => line["params"]["update"]["sessionUpdate"] != "available_commands_update",
+            Some("session/update") => !matches!(
+                line["params"]["update"]["sessionUpdate"].as_str(),
+                Some("available_commands_update" | "config_option_update" | "current_mode_update")
+            ),
             Some("session/request_permission") => true,
             _ => answers_prompt,
         };
@@ -83,8 +89,12 @@ fn replay(scenario: &str) -> (String, Vec<ChatFrame>) {
         }
         match method {
             Some("session/update") => {
-                let Some(turn) = turn.as_mut() else { continue };
                 let update = SessionUpdate::parse(&line["params"]["update"]).unwrap();
+                if offered.update(&update) {
+                    map(offered.event().into_iter().collect(), &mut frames, &mut mapper);
+                    continue;
+                }
+                let Some(turn) = turn.as_mut() else { continue };
                 if let Some(cost) = line["params"]["update"]["cost"]["amount"].as_f64() {
                     turn.cost(cost);
                 }
@@ -127,6 +137,10 @@ fn replay(scenario: &str) -> (String, Vec<ChatFrame>) {
             }
             None => {
                 let result = line.get("result");
+                if let Some(result) = result.filter(|result| result.get("configOptions").is_some()) {
+                    offered.answered(result);
+                    map(offered.event().into_iter().collect(), &mut frames, &mut mapper);
+                }
                 if result.is_some_and(|result| {
                     ["sessionId", "configOptions", "modes"].iter().any(|key| result.get(*key).is_some())
                 }) {
@@ -161,11 +175,14 @@ fn opencode_recordings_map_to_the_golden_frames() {
     }
 }
 
+/// Each run's frames, from its `start` to its end; an `agent_options` frame between runs belongs to none.
 fn split_runs(frames: &[ChatFrame]) -> Vec<&[ChatFrame]> {
     let mut runs = Vec::new();
     let mut start = 0;
     for (at, frame) in frames.iter().enumerate() {
-        if frame.is_terminal() {
+        if matches!(frame, ChatFrame::AgentOptions(_)) && start == at {
+            start = at + 1;
+        } else if frame.is_terminal() {
             runs.push(&frames[start..=at]);
             start = at + 1;
         }

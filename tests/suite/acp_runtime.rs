@@ -373,3 +373,92 @@ async fn a_message_sent_while_the_agent_works_is_its_next_prompt_in_the_same_run
     let fake = agents["agents"].as_array().unwrap().iter().find(|a| a["name"] == "fake").unwrap();
     assert!(fake["steerUnavailable"].as_str().unwrap().contains("next prompt"), "{fake}");
 }
+
+/// The session's detail, as a reload reads it.
+async fn detail(server: &Server, session: &str) -> Value {
+    server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap()
+}
+
+async fn set_option(server: &Server, session: &str, id: &str, value: &str) -> reqwest::Response {
+    let path = format!("/api/sessions/{session}/agent-option");
+    server.post(&path, &json!({"configId": id, "value": value})).send().await.unwrap()
+}
+
+fn current(offered: &Value, id: &str) -> String {
+    let options = offered["options"].as_array().unwrap_or_else(|| panic!("options in {offered}"));
+    let option = options.iter().find(|option| option["id"] == id).unwrap_or_else(|| panic!("{id} in {offered}"));
+    option["current"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_agents_commands_and_options_reach_the_session_and_setting_one_goes_to_the_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let frames = run(&server, &session, "hello").await;
+    let offered: Vec<&Value> = frames.iter().filter(|f| f["type"] == "agent_options").collect();
+    let latest = offered.last().unwrap_or_else(|| panic!("an agent_options frame: {frames:#?}"));
+    assert_eq!(current(latest, "model"), "m1");
+    let names: Vec<&str> = latest["commands"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["review", "init"]);
+    assert_eq!(latest["commands"][0]["hint"], "commit|branch");
+    assert_eq!(latest["options"][1]["category"], "mode");
+    let mut state = (*latest).clone();
+    state.as_object_mut().unwrap().retain(|key, _| key != "type" && key != "seq");
+    assert_eq!(detail(&server, &session).await["agentOptions"], state, "a reload shows the same");
+
+    // Between runs: the warm process is asked, and what it answers is logged.
+    assert_eq!(set_option(&server, &session, "model", "m2").await.status(), 200);
+    assert_eq!(current(&detail(&server, &session).await["agentOptions"], "model"), "m2");
+    let frames = run(&server, &session, "which model").await;
+    assert_eq!(answer_text(last(&frames)), "model m2, mode ask");
+    // The agent's command goes to it as the prompt's text.
+    let frames = run(&server, &session, "/review main").await;
+    assert_eq!(answer_text(last(&frames)), "reviewing main");
+
+    for (id, value, names) in [("speed", "fast", "model, mode"), ("mode", "yolo", "ask, code")] {
+        let refused = set_option(&server, &session, id, value).await;
+        assert_eq!(refused.status(), 422);
+        let body: Value = refused.json().await.unwrap();
+        assert!(body["message"].as_str().unwrap().contains(names), "{body}");
+    }
+}
+
+#[tokio::test]
+async fn an_option_set_while_the_agent_works_reaches_it_during_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    run(&server, &session, "hello").await;
+    let mut lines = send(&server, &session, "slow").await;
+    lines.skip_to("delta", WAIT).await;
+    assert_eq!(set_option(&server, &session, "mode", "code").await.status(), 200);
+    let changed = loop {
+        let line = lines.next_within(WAIT).await.expect("the options frame comes during the run");
+        let frame: Value = serde_json::from_str(&line).unwrap();
+        if frame["type"] == "agent_options" {
+            break frame;
+        }
+    };
+    assert_eq!(current(&changed, "mode"), "code");
+    server.post("/api/chat/abort", &json!({"sessionId": session})).send().await.unwrap();
+    lines.rest(WAIT).await;
+    let frames = run(&server, &session, "which model").await;
+    assert_eq!(answer_text(last(&frames)), "model m1, mode code");
+}
+
+#[tokio::test]
+async fn a_chosen_option_is_set_again_on_an_agent_process_that_forgot_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = {
+        let server = start(dir.path(), "normal");
+        let session = server.new_session().await;
+        run(&server, &session, "hello").await;
+        assert_eq!(set_option(&server, &session, "model", "m2").await.status(), 200);
+        session
+    };
+    // A new server: a new agent process, whose `session/load` comes back with the default model.
+    let server = start(dir.path(), "normal");
+    let frames = run(&server, &session, "which model").await;
+    assert_eq!(answer_text(last(&frames)), "model m2, mode ask");
+}

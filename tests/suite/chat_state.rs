@@ -312,6 +312,7 @@ fn activity_after(frame: &ChatFrame, before: Option<Activity>) -> Option<Activit
         | ChatFrame::Branch(_)
         | ChatFrame::Changes(_)
         | ChatFrame::Usage(_)
+        | ChatFrame::AgentOptions(_)
         | ChatFrame::Delta(_)
         | ChatFrame::Thinking(_)
         | ChatFrame::ToolDraft(_)

@@ -217,6 +217,26 @@ fn every_kind_of_frame() -> Vec<ChatFrame> {
             usage: TokenUsage { input: 1200, output: 40, cache_read: 800, cache_write: 0, cost: Some(0.0015) },
             context: Some(ContextUse { used: 2040, window: Some(128_000), compact_at: Some(111_616) }),
         }),
+        ChatFrame::AgentOptions(AgentOptionsFrame {
+            seq: None,
+            commands: vec![AgentCommand {
+                name: "review".into(),
+                description: "review changes".into(),
+                hint: Some("commit|branch".into()),
+            }],
+            options: vec![AgentOption {
+                id: "model".into(),
+                name: "Model".into(),
+                description: None,
+                category: OptionCategory::Model,
+                current: "fake/fake-model".into(),
+                choices: vec![OptionChoice {
+                    value: "fake/fake-model".into(),
+                    name: "Fake Model".into(),
+                    description: None,
+                }],
+            }],
+        }),
         ChatFrame::Changes(ChangesFrame {
             seq: None,
             checkpoint: "msg-user-2".into(),
@@ -338,6 +358,7 @@ fn golden_file_covers_every_frame_part_state_and_phase() {
             | ChatFrame::Branch(_)
             | ChatFrame::Changes(_)
             | ChatFrame::Usage(_)
+            | ChatFrame::AgentOptions(_)
             | ChatFrame::Error(_)
             | ChatFrame::Ping => {}
         }

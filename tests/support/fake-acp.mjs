@@ -23,6 +23,27 @@ const ask = (method, params) =>
   });
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// The session's options, as opencode offers them (config options of type select), kept by this process only: a
+// session loaded by a new process starts from the defaults again, as an agent that does not keep them would.
+const chosen = new Map();
+const choices = {
+  model: { name: 'Model', category: 'model', options: [['m1', 'Model One'], ['m2', 'Model Two']] },
+  mode: { name: 'Mode', category: 'mode', options: [['ask', 'Ask'], ['code', 'Code']] },
+};
+function configOptions(sessionId) {
+  const current = chosen.get(sessionId) ?? { model: 'm1', mode: 'ask' };
+  return Object.entries(choices).map(([id, { name, category, options }]) => ({
+    id, name, category, type: 'select', currentValue: current[id],
+    options: options.map(([value, name]) => ({ value, name })),
+  }));
+}
+function offerCommands(sessionId) {
+  setTimeout(() => update(sessionId, { sessionUpdate: 'available_commands_update', availableCommands: [
+    { name: 'review', description: 'review changes', input: { hint: 'commit|branch' } },
+    { name: 'init', description: 'write AGENTS.md' },
+  ] }), 0);
+}
+
 function knownSessions() {
   return existsSync(SESSIONS) ? readFileSync(SESSIONS, 'utf8').split('\n').filter(Boolean) : [];
 }
@@ -106,6 +127,15 @@ async function prompt(id, { sessionId, prompt }) {
     }
     return send({ id, result: { stopReason: 'end_turn' } });
   }
+  if (text.startsWith('/review')) {
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `reviewing ${text.slice(7).trim()}` } });
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
+  if (text.includes('which model')) {
+    const { model, mode } = chosen.get(sessionId) ?? { model: 'm1', mode: 'ask' };
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `model ${model}, mode ${mode}` } });
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
   if (text.includes('pid')) {
     update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `pid ${process.pid}` } });
     return send({ id, result: { stopReason: 'end_turn' } });
@@ -160,12 +190,24 @@ function handle(message) {
     case 'session/new': {
       const sessionId = `fake-${knownSessions().length + 1}`;
       writeFileSync(SESSIONS, [...knownSessions(), sessionId].join('\n') + '\n');
-      return send({ id, result: { sessionId } });
+      send({ id, result: { sessionId, configOptions: configOptions(sessionId) } });
+      return offerCommands(sessionId);
     }
     case 'session/load':
       if (!knownSessions().includes(params.sessionId)) return send({ id, error: { code: -32602, message: 'unknown session' } });
       update(params.sessionId, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'replayed' } });
-      return send({ id, result: {} });
+      send({ id, result: { configOptions: configOptions(params.sessionId) } });
+      return offerCommands(params.sessionId);
+    case 'session/set_config_option': {
+      const { sessionId, configId, value } = params;
+      const offered = choices[configId];
+      if (!offered) return send({ id, error: { code: -32602, message: `unknown config option: ${configId}` } });
+      if (!offered.options.some(([known]) => known === value)) return send({ id, error: { code: -32602, message: `no value ${value}` } });
+      chosen.set(sessionId, { ...(chosen.get(sessionId) ?? { model: 'm1', mode: 'ask' }), [configId]: value });
+      // Like opencode: a model change is also told as an update, before the answer.
+      if (configId === 'model') update(sessionId, { sessionUpdate: 'config_option_update', configOptions: configOptions(sessionId) });
+      return send({ id, result: { configOptions: configOptions(sessionId) } });
+    }
     case 'session/prompt':
       return prompt(id, params);
     case 'session/cancel':

@@ -2,6 +2,7 @@
 //! each an outside program spoken to in JSON-RPC on its stdin and stdout, with chatwire as the client. One process per
 //! chatwire session, kept warm between runs; its session updates become the agent events every runtime emits.
 
+pub mod offered;
 mod rpc;
 pub mod schema;
 mod session;
@@ -113,7 +114,8 @@ impl Runtime for AcpRuntime {
         };
         let workspace = Workspace::new(&root)
             .map_err(|source| RuntimeError::Workspace { path: root.display().to_string(), source })?;
-        Ok(Box::new(session::AcpSession::new(self.config.clone(), workspace, setup.conversation)))
+        let remembered = setup.transcript.agent_options.clone();
+        Ok(Box::new(session::AcpSession::new(self.config.clone(), workspace, setup.conversation, remembered)))
     }
 
     fn fork_conversation<'a>(

@@ -352,6 +352,16 @@ pub struct AvailableCommand {
     pub name: String,
     #[serde(default)]
     pub description: String,
+    /// Set when the command takes text after its name.
+    #[serde(default)]
+    pub input: Option<CommandInput>,
+}
+
+/// What a command takes after its name (ACP's unstructured input: a hint of what to type).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CommandInput {
+    #[serde(default)]
+    pub hint: Option<String>,
 }
 
 /// `session/request_permission`'s params.

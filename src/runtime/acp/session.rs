@@ -11,6 +11,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::AcpConfig;
+use super::offered::Offered;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Peer, RpcError};
 use super::schema::{
     InitializeResponse, PROTOCOL_VERSION, PermissionRequest, PromptResponse, SessionOpened, SessionUpdate, StopReason,
@@ -18,13 +19,14 @@ use super::schema::{
 use super::terminal::Terminals;
 use super::translate::{Turn, TurnEnd};
 use crate::protocol::{ApprovalKind, ApprovalOption};
+use crate::protocol::AgentOptionsFrame;
 use crate::runtime::attached::{AttachedFile, IMAGES_UNSUPPORTED, with_text_files};
 use crate::runtime::child::{ChildProcess, ChildSpec};
 use crate::runtime::event::AgentEvent;
 use crate::runtime::providers::base64_of;
 use crate::runtime::seam::{
-    ApprovalDecision, ConversationRef, EventSender, RunControl, RunEnd, RunOpening, RunRequest, RuntimeFuture,
-    RuntimeSession, queue_event,
+    ApprovalDecision, ConversationRef, EventSender, OptionError, OptionSetting, RunControl, RunEnd, RunOpening,
+    RunRequest, RuntimeFuture, RuntimeSession, queue_event,
 };
 use crate::runtime::tools::Workspace;
 
@@ -36,6 +38,34 @@ struct Connection {
     session_id: String,
     /// The commands it asked chatwire to run; dropped with the connection, which kills them.
     terminals: Terminals,
+    /// What the agent offers in this session (commands, options), as it last said.
+    offered: Offered,
+    /// The agent's answers to option settings sent during a turn, which may come after the turn: the next run, or
+    /// the next setting, reads them.
+    set_answers: mpsc::UnboundedSender<SetAnswer>,
+    answered_sets: mpsc::UnboundedReceiver<SetAnswer>,
+}
+
+/// The agent's answer to one option setting.
+struct SetAnswer {
+    setting: OptionSetting,
+    answer: Result<Value, RpcError>,
+}
+
+impl Connection {
+    /// Reads what the agent answered to a setting: `session/set_config_option` answers with all the options,
+    /// `session/set_mode` and `session/set_model` with nothing. False when it refused.
+    fn take_answer(&mut self, SetAnswer { setting, answer }: SetAnswer, agent: &str) -> bool {
+        match answer {
+            Ok(answer) if answer.get("configOptions").is_some() => self.offered.answered(&answer),
+            Ok(_) => self.offered.accepted(&setting.id, &setting.value),
+            Err(error) => {
+                tracing::warn!(target: "chatwire::acp", agent, option = %setting.id, value = %setting.value, "the agent did not take the option: {error}");
+                return false;
+            }
+        }
+        true
+    }
 }
 
 /// The process slot a session shares with its idle timer: the timer stops the process only if no run took it since.
@@ -56,6 +86,9 @@ pub(super) struct AcpSession {
     start_failure: Option<Failure>,
     /// The agent's session's cost as it last said it: each turn's usage carries what the turn added.
     session_cost: Option<f64>,
+    /// What the agent offered as the session's log last holds it: a new process (a restart, an idle stop) gets the
+    /// same option values again, so a model chosen stays chosen.
+    remembered: Option<AgentOptionsFrame>,
 }
 
 /// Why a run on the agent failed: its `error` frame's message and code.
@@ -83,6 +116,7 @@ impl AcpSession {
         config: Arc<AcpConfig>,
         workspace: Workspace,
         conversation: Option<ConversationRef>,
+        remembered: Option<AgentOptionsFrame>,
     ) -> AcpSession {
         AcpSession {
             config,
@@ -91,6 +125,7 @@ impl AcpSession {
             conversation: conversation.map(ConversationRef::into_string),
             start_failure: None,
             session_cost: None,
+            remembered,
         }
     }
 
@@ -143,12 +178,16 @@ impl AcpSession {
             Failure::new(format!("could not start the agent `{}`: {error}", self.name()), "runtime_unavailable")
         })?;
         let (peer, incoming) = Peer::new(spawned);
+        let (set_answers, answered_sets) = mpsc::unbounded_channel();
         let mut connection = Connection {
             peer,
             incoming,
             init: InitializeResponse::default(),
             session_id: String::new(),
             terminals: Terminals::new(self.workspace.clone()),
+            offered: Offered::default(),
+            set_answers,
+            answered_sets,
         };
         let capabilities = json!({
             "protocolVersion": PROTOCOL_VERSION,
@@ -164,8 +203,10 @@ impl AcpSession {
             if connection.init.agent_capabilities.load_session {
                 let load = json!({"sessionId": previous, "cwd": cwd, "mcpServers": []});
                 match self.call(&mut connection, "session/load", load).await {
-                    Ok(_) => {
+                    Ok(answer) => {
                         connection.session_id = previous;
+                        connection.offered.answered(&answer);
+                        self.choose_again(&mut connection).await?;
                         return Ok((connection, false));
                     }
                     Err(failure) if connection.peer.is_alive() => {
@@ -177,12 +218,112 @@ impl AcpSession {
             reset = true;
         }
         let opened = self.call(&mut connection, "session/new", json!({"cwd": cwd, "mcpServers": []})).await?;
+        connection.offered.answered(&opened);
         let opened: SessionOpened = serde_json::from_value(opened)
             .map_err(|error| self.malformed(&connection, format!("its answer to `session/new`: {error}")))?;
         connection.session_id = opened
             .session_id
             .ok_or_else(|| self.malformed(&connection, "its answer to `session/new` has no `sessionId`".into()))?;
+        self.choose_again(&mut connection).await?;
         Ok((connection, reset))
+    }
+
+    /// Sets again, on a process just started, the option values the session's log holds where the agent now has
+    /// others (it may not keep them with the conversation). A value it no longer offers is left as it is.
+    async fn choose_again(&self, connection: &mut Connection) -> Result<(), Failure> {
+        let Some(remembered) = &self.remembered else { return Ok(()) };
+        for option in &remembered.options {
+            if connection.offered.current(&option.id).is_none_or(|now| now == option.current) {
+                continue;
+            }
+            let Ok(request) = connection.offered.request(&option.id, &option.current) else { continue };
+            let mut params = request.params;
+            params["sessionId"] = json!(connection.session_id);
+            let setting = OptionSetting { id: option.id.clone(), value: option.current.clone() };
+            match self.call(connection, request.method, params).await {
+                Ok(answer) => {
+                    connection.take_answer(SetAnswer { setting, answer: Ok(answer) }, self.name());
+                }
+                Err(failure) if connection.peer.is_alive() => {
+                    tracing::warn!(target: "chatwire::acp", agent = self.name(), option = %option.id, "{}", failure.message);
+                }
+                Err(failure) => return Err(failure),
+            }
+        }
+        Ok(())
+    }
+
+    /// Tells what the agent offers, as the connection knows it now (the mapper drops it when the log already says
+    /// the same), and remembers it for a process started later.
+    fn tell_offered(&mut self, connection: &mut Connection, events: &EventSender) {
+        while let Ok(answer) = connection.answered_sets.try_recv() {
+            connection.take_answer(answer, &self.config.name);
+        }
+        if let Some(event) = connection.offered.event() {
+            if let AgentEvent::AgentOptions(frame) = &event {
+                self.remembered = Some(frame.clone());
+            }
+            let _ = events.send(event);
+        }
+    }
+
+    /// Sets the options chosen after the last turn's end, before the run ends (no turn loop reads them then).
+    async fn set_waiting_options(
+        &mut self,
+        connection: &mut Connection,
+        control: &RunControl,
+        events: &EventSender,
+    ) -> Result<(), Failure> {
+        let settings: Vec<OptionSetting> =
+            control.options.lock().expect("the option lock is never poisoned").drain(..).collect();
+        for setting in settings {
+            match self.set_now(connection, setting).await {
+                Ok(()) | Err(OptionError::UnknownOption { .. } | OptionError::UnknownValue { .. }) => {}
+                Err(OptionError::Agent(_) | OptionError::Unsupported(_)) if connection.peer.is_alive() => {}
+                Err(OptionError::Agent(why) | OptionError::Unsupported(why)) => {
+                    return Err(Failure::new(why, "runtime_exit"));
+                }
+            }
+        }
+        self.tell_offered(connection, events);
+        Ok(())
+    }
+
+    /// Sets one option and waits for the agent's answer.
+    async fn set_now(&self, connection: &mut Connection, setting: OptionSetting) -> Result<(), OptionError> {
+        let request = connection.offered.request(&setting.id, &setting.value)?;
+        let mut params = request.params;
+        params["sessionId"] = json!(connection.session_id);
+        let answer = self
+            .call(connection, request.method, params)
+            .await
+            .map_err(|failure| OptionError::Agent(failure.message))?;
+        connection.take_answer(SetAnswer { setting, answer: Ok(answer) }, self.name());
+        Ok(())
+    }
+
+    /// Sends one option setting during a turn; its answer comes through `Connection::answered_sets`.
+    fn send_setting(&self, connection: &Connection, setting: OptionSetting) {
+        let request = match connection.offered.request(&setting.id, &setting.value) {
+            Ok(request) => request,
+            Err(error) => {
+                return tracing::warn!(target: "chatwire::acp", agent = self.name(), "not sent: {error}");
+            }
+        };
+        let mut params = request.params;
+        params["sessionId"] = json!(connection.session_id);
+        let answers = connection.set_answers.clone();
+        match connection.peer.send_request(request.method, params) {
+            Ok(answer) => {
+                tokio::spawn(async move {
+                    let answer = answer.await;
+                    let _ = answers.send(SetAnswer { setting, answer });
+                });
+            }
+            Err(error) => {
+                let _ = answers.send(SetAnswer { setting, answer: Err(error) });
+            }
+        }
     }
 
     fn malformed(&self, connection: &Connection, why: String) -> Failure {
@@ -200,6 +341,15 @@ impl AcpSession {
             tokio::select! {
                 answer = &mut answer => return answer.map_err(|error| self.rpc_failure(error)),
                 said = connection.incoming.recv() => match said {
+                    // What the agent offers may change while it opens the session (a replay on `session/load`);
+                    // the rest of a replay has no run to go to.
+                    Some(Incoming::Notification { method, params }) if method == "session/update" => {
+                        let ours = connection.session_id.is_empty()
+                            || params.get("sessionId").and_then(Value::as_str) == Some(connection.session_id.as_str());
+                        if ours && let Ok(update) = SessionUpdate::parse(params.get("update").unwrap_or(&Value::Null)) {
+                            connection.offered.update(&update);
+                        }
+                    }
                     Some(Incoming::Notification { .. }) => {}
                     Some(Incoming::Request { id, method, .. }) => {
                         connection.peer.respond_error(&id, METHOD_NOT_FOUND, &format!("chatwire is not running a prompt; {method} waits for one"));
@@ -245,6 +395,7 @@ impl AcpSession {
     ) -> Result<(), Failure> {
         let mut prompt = self.prompt_blocks(&connection.init, &request.prompt, &request.files)?;
         let _ = events.send(AgentEvent::AgentStart);
+        self.tell_offered(connection, events);
         // The prompt as the dialect tells it (the server logged it already; the mapper knows): a queued message told
         // the same way later is then logged as the user's.
         let _ = events.send(AgentEvent::MessageStart(crate::runtime::event::AgentMessage {
@@ -271,7 +422,10 @@ impl AcpSession {
                 }
                 next
             };
-            let Some(next) = next else { break };
+            let Some(next) = next else {
+                self.set_waiting_options(connection, control, events).await?;
+                break;
+            };
             let _ = events.send(AgentEvent::MessageStart(crate::runtime::event::AgentMessage {
                 role: crate::runtime::event::MessageRole::User,
                 text: next.clone(),
@@ -354,6 +508,19 @@ impl AcpSession {
                 }
                 said = connection.incoming.recv() => self.said(connection, &mut state, said, control, events)?,
                 () = connection.terminals.changed() => show_terminals(&connection.terminals, &mut state.turn, events),
+                () = control.wake.notified() => {
+                    let settings: Vec<OptionSetting> =
+                        control.options.lock().expect("the option lock is never poisoned").drain(..).collect();
+                    for setting in settings {
+                        self.send_setting(connection, setting);
+                    }
+                }
+                Some(answer) = connection.answered_sets.recv() => {
+                    connection.take_answer(answer, &self.config.name);
+                    if let Some(event) = connection.offered.event() {
+                        let _ = events.send(event);
+                    }
+                }
                 Some(Decision { tool_call_id, decision }) = decisions.recv() => {
                     let permissions = &mut state.permissions;
                     let Some(at) = permissions.iter().position(|waiting| waiting.tool_call_id == tool_call_id) else { continue };
@@ -420,6 +587,12 @@ impl AcpSession {
                 }
                 let update = SessionUpdate::parse(params.get("update").unwrap_or(&Value::Null))
                     .map_err(|why| self.malformed(connection, why))?;
+                if connection.offered.update(&update) {
+                    if let Some(event) = connection.offered.event() {
+                        let _ = events.send(event);
+                    }
+                    return Ok(());
+                }
                 if let Some(cost) = params["update"]["cost"]["amount"].as_f64() {
                     state.turn.cost(cost);
                 }
@@ -680,6 +853,35 @@ impl RuntimeSession for AcpSession {
         // Dropping the connection kills the agent's process group.
         drop(self.take_connection());
         Box::pin(std::future::ready(()))
+    }
+
+    fn set_option<'a>(
+        &'a mut self,
+        setting: OptionSetting,
+        events: &'a EventSender,
+    ) -> RuntimeFuture<'a, Result<(), OptionError>> {
+        Box::pin(async move {
+            let mut connection = match self.take_connection() {
+                Some(connection) => connection,
+                None => {
+                    let (connection, reset) =
+                        self.connect().await.map_err(|failure| OptionError::Agent(failure.message))?;
+                    // The next run's `start` cannot say it any more: the process it finds is already on the new
+                    // session. The log says it here instead.
+                    if reset {
+                        tracing::warn!(target: "chatwire::acp", agent = self.name(), previous = ?self.conversation, now = %connection.session_id, "the agent started a new session");
+                    }
+                    self.conversation = Some(connection.session_id.clone());
+                    connection
+                }
+            };
+            let outcome = self.set_now(&mut connection, setting).await;
+            self.tell_offered(&mut connection, events);
+            if connection.peer.is_alive() {
+                self.keep(connection);
+            }
+            outcome
+        })
     }
 }
 

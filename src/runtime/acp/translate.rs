@@ -86,6 +86,8 @@ impl Turn {
             }
             // The user's own words come back only when `session/load` replays a conversation.
             SessionUpdate::UserMessageChunk(_) => vec![AgentEvent::Ignored("user_message_chunk".into())],
+            // What the agent offers is the session's, not the turn's: `Offered` keeps it, and the session hands it
+            // these before the turn sees them.
             SessionUpdate::AvailableCommands(_) => vec![AgentEvent::Ignored("available_commands_update".into())],
             SessionUpdate::CurrentMode(_) => vec![AgentEvent::Ignored("current_mode_update".into())],
             SessionUpdate::ConfigOptions(_) => vec![AgentEvent::Ignored("config_option_update".into())],

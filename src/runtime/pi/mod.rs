@@ -548,6 +548,7 @@ fn observe(
         | AgentEvent::CompactionEnd { .. }
         | AgentEvent::QueueUpdate { .. }
         | AgentEvent::PlanUpdate { .. }
+        | AgentEvent::AgentOptions(_)
         | AgentEvent::ExtensionUiRequest(_)
         | AgentEvent::Response(_)
         | AgentEvent::Ignored(_)
