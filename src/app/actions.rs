@@ -394,6 +394,7 @@ mod tests {
             rerun_unavailable: None,
             compact_unavailable: None,
             steer_unavailable: None,
+            open_unavailable: None,
         };
         AgentsResponse {
             default: "agent".into(),

@@ -13,6 +13,7 @@ pub mod extract;
 mod files;
 mod fingerprint;
 mod fork;
+mod import;
 pub mod http;
 mod lease;
 pub mod listener;
