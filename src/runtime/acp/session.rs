@@ -201,23 +201,18 @@ impl AcpSession {
         let deadline = Instant::now() + self.config.start_timeout;
         loop {
             tokio::select! {
-                answer = &mut answer => return answer.map_err(|error| self.rpc_failure(error)),
-                said = connection.incoming.recv() => match said {
-                    Some(Incoming::Notification { method, mut params }) => {
-                        if let Some((session, updates)) = replayed.as_mut()
-                            && method == "session/update"
-                            && params.get("sessionId").and_then(Value::as_str) == Some(*session)
-                        {
-                            updates.push(params["update"].take());
+                answer = &mut answer => {
+                    // What the agent said before it answered is already queued (a `session/load`'s replay): it is
+                    // handled here, not left for the first prompt's turn.
+                    while let Ok(said) = connection.incoming.try_recv() {
+                        if matches!(said, Incoming::Closed(_)) {
+                            break;
                         }
+                        self.said_outside_run(connection, Some(said), &mut replayed)?;
                     }
-                    Some(Incoming::Request { id, method, .. }) => {
-                        connection.peer.respond_error(&id, METHOD_NOT_FOUND, &format!("chatwire is not running a prompt; {method} waits for one"));
-                    }
-                    Some(Incoming::Malformed(why)) => return Err(self.malformed(connection, why)),
-                    Some(Incoming::Closed(why)) => return Err(self.exited(&why)),
-                    None => return Err(self.exited("")),
-                },
+                    return answer.map_err(|error| self.rpc_failure(error));
+                }
+                said = connection.incoming.recv() => self.said_outside_run(connection, said, &mut replayed)?,
                 () = tokio::time::sleep_until(deadline) => {
                     connection.peer.kill();
                     return Err(Failure::new(
@@ -231,6 +226,35 @@ impl AcpSession {
                     ));
                 }
             }
+        }
+    }
+
+    /// Handles one thing the agent said while no prompt runs: a replayed update is kept when asked for, a request
+    /// is refused.
+    fn said_outside_run(
+        &self,
+        connection: &mut Connection,
+        said: Option<Incoming>,
+        replayed: &mut Option<(&str, &mut Vec<Value>)>,
+    ) -> Result<(), Failure> {
+        match said {
+            Some(Incoming::Notification { method, mut params }) => {
+                if let Some((session, updates)) = replayed.as_mut()
+                    && method == "session/update"
+                    && params.get("sessionId").and_then(Value::as_str) == Some(*session)
+                {
+                    updates.push(params["update"].take());
+                }
+                Ok(())
+            }
+            Some(Incoming::Request { id, method, .. }) => {
+                let why = format!("chatwire is not running a prompt; {method} waits for one");
+                connection.peer.respond_error(&id, METHOD_NOT_FOUND, &why);
+                Ok(())
+            }
+            Some(Incoming::Malformed(why)) => Err(self.malformed(connection, why)),
+            Some(Incoming::Closed(why)) => Err(self.exited(&why)),
+            None => Err(self.exited("")),
         }
     }
 
