@@ -85,7 +85,8 @@ async fn checked(response: Response) -> Result<Response, ClientError> {
 
 /// A new session on `agent` (`None`: the server binds it by its first send).
 pub async fn create_session(agent: Option<String>) -> Result<SessionSummary, ClientError> {
-    let request = Request::post("/api/sessions").json(&CreateSessionRequest { title: None, agent, conversation: None })?;
+    let request =
+        Request::post("/api/sessions").json(&CreateSessionRequest { title: None, agent, conversation: None })?;
     Ok(json::<SessionCreated>(&checked(request.send().await?).await?).await?.session)
 }
 

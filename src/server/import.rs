@@ -130,10 +130,13 @@ mod tests {
 
     fn counting() -> (Clock, IdGenerator) {
         let mut count = 0;
-        (Box::new(|| 1_000), Box::new(move |kind| {
-            count += 1;
-            format!("{kind}-{count}")
-        }))
+        (
+            Box::new(|| 1_000),
+            Box::new(move |kind| {
+                count += 1;
+                format!("{kind}-{count}")
+            }),
+        )
     }
 
     #[test]

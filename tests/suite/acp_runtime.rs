@@ -264,8 +264,11 @@ async fn a_message_sent_while_the_agent_works_is_its_next_prompt_in_the_same_run
 /// are.
 fn start_in(dir: &Path, behaviour: &str, workspace: &Path) -> Server {
     let config = dir.join("chatwire.toml");
-    let table =
-        format!("[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 5\n", fake_agent(), behaviour);
+    let table = format!(
+        "[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 5\n",
+        fake_agent(),
+        behaviour
+    );
     std::fs::write(&config, table).unwrap();
     Server::start(
         &dir.join("data"),
@@ -332,8 +335,7 @@ async fn an_unknown_conversation_is_404_and_makes_no_session() {
     let workspace = dir.path().join("ws");
     std::fs::create_dir_all(&workspace).unwrap();
     let server = start_in(dir.path(), "normal", &workspace);
-    let (status, body) =
-        post_json(&server, "/api/sessions", &json!({"agent": "fake", "conversation": "fake-9"})).await;
+    let (status, body) = post_json(&server, "/api/sessions", &json!({"agent": "fake", "conversation": "fake-9"})).await;
     assert_eq!(status, 404, "{body}");
     assert!(body["message"].as_str().unwrap().contains("fake-9"), "{body}");
     let (_, list) = get_json(&server, "/api/sessions").await;

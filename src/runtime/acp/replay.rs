@@ -126,7 +126,9 @@ mod tests {
     }
 
     fn user(text: &str, id: &str) -> SessionUpdate {
-        parse(json!({"sessionUpdate": "user_message_chunk", "messageId": id, "content": {"type": "text", "text": text}}))
+        parse(
+            json!({"sessionUpdate": "user_message_chunk", "messageId": id, "content": {"type": "text", "text": text}}),
+        )
     }
 
     fn said(text: &str) -> SessionUpdate {
@@ -172,10 +174,10 @@ mod tests {
         replay.update(user("second", "m2"));
         replay.update(said("Answer."));
         let turns = replay.finish();
-        assert_eq!(turns.iter().map(|turn| turn.prompt.clone()).collect::<Vec<_>>(), [
-            Some("first".to_owned()),
-            Some("second".to_owned())
-        ]);
+        assert_eq!(
+            turns.iter().map(|turn| turn.prompt.clone()).collect::<Vec<_>>(),
+            [Some("first".to_owned()), Some("second".to_owned())]
+        );
         assert!(turns[0].events.is_empty());
         assert_eq!(texts(&turns[1].events), "Answer.");
     }
@@ -205,11 +207,13 @@ mod tests {
     fn a_replayed_tool_call_is_a_finished_tool_execution_and_one_left_open_ends_unfinished() {
         let mut replay = Replay::new(Path::new("/ws"));
         replay.update(user("List", "m1"));
-        replay.update(parse(json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "ls", "kind": "execute",
+        replay
+            .update(parse(json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "ls", "kind": "execute",
             "status": "pending", "rawInput": {"command": "ls", "description": "List files"}})));
         replay.update(parse(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed",
             "content": [{"type": "content", "content": {"type": "text", "text": "a.txt\n"}}]})));
-        replay.update(parse(json!({"sessionUpdate": "tool_call", "toolCallId": "c2", "title": "ls", "kind": "execute",
+        replay
+            .update(parse(json!({"sessionUpdate": "tool_call", "toolCallId": "c2", "title": "ls", "kind": "execute",
             "status": "in_progress", "rawInput": {"command": "sleep 9"}})));
         let turns = replay.finish();
         let ends: Vec<(&str, bool)> = turns[0]
@@ -225,8 +229,11 @@ mod tests {
             .collect();
         assert_eq!(ends, [("c1", false), ("c2", true)]);
         // No user echo: the server logs the prompt itself.
-        assert!(!turns[0].events.iter().any(
-            |event| matches!(event, AgentEvent::MessageStart(message) if message.role == MessageRole::User)
-        ));
+        assert!(
+            !turns[0]
+                .events
+                .iter()
+                .any(|event| matches!(event, AgentEvent::MessageStart(message) if message.role == MessageRole::User))
+        );
     }
 }

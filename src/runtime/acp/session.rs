@@ -11,8 +11,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::AcpConfig;
-use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Peer, RpcError};
 use super::replay::Replay;
+use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Peer, RpcError};
 use super::schema::{
     InitializeResponse, PROTOCOL_VERSION, PermissionKind, PermissionRequest, PromptResponse, SessionList,
     SessionOpened, SessionUpdate, StopReason, epoch_ms,
