@@ -90,6 +90,19 @@ pub async fn create_session(agent: Option<String>) -> Result<SessionSummary, Cli
     Ok(json::<SessionCreated>(&checked(request.send().await?).await?).await?.session)
 }
 
+/// The agent's own conversations New chat can open.
+pub async fn agent_conversations(agent: &str) -> Result<AgentConversations, ClientError> {
+    let response = Request::get(&format!("/api/agents/{agent}/conversations")).send().await?;
+    json::<AgentConversations>(&checked(response).await?).await
+}
+
+/// A new session on `agent` holding its own conversation `conversation`, replayed.
+pub async fn import_conversation(agent: String, conversation: String) -> Result<SessionSummary, ClientError> {
+    let body = CreateSessionRequest { title: None, agent: Some(agent), conversation: Some(conversation) };
+    let request = Request::post("/api/sessions").json(&body)?;
+    Ok(json::<SessionCreated>(&checked(request.send().await?).await?).await?.session)
+}
+
 pub async fn list_sessions() -> Result<Vec<SessionSummary>, ClientError> {
     Ok(json::<SessionList>(&checked(Request::get("/api/sessions").send().await?).await?).await?.sessions)
 }
