@@ -9,7 +9,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeTempDir, openChat, removeDir, sendPrompt, startServer, waitForHydration } from './support.mjs';
+import {
+  getPage, makeTempDir, openChat, removeDir, seedSession, sendPrompt, startServer, waitForHydration,
+} from './support.mjs';
 
 const OPENCODE_VERSION = '1.18.33';
 const OPENCODE =
@@ -129,14 +131,12 @@ describe("an ACP agent's own sessions (opencode)", () => {
     const config = path.join(dir, 'chatwire.toml');
     await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
     server = await startServer({ args: ['--config', config, '--default-agent', 'opencode', '--workspace', workspace] });
-    const post = (route, body) =>
-      fetch(new URL(route, server.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const created = await (await post('/api/sessions', { agent: 'opencode' })).json();
-    // The run's stream ends with the run.
-    const run = await (await post('/api/chat', { sessionId: created.session.sessionId, message: 'Which files are here?' })).text();
-    assert.match(run, /There is notes\.txt\./);
+    // The session's first run makes opencode's session; the run's stream ends with the run.
+    const made = await seedSession(server, 'made here', ['Which files are here?']);
     // That chatwire session goes: what is left is opencode's own session.
-    await fetch(new URL(`/api/sessions/${created.session.sessionId}`, server.url), { method: 'DELETE' });
+    const { cookie } = await getPage(server.url);
+    const gone = await fetch(new URL(`/api/sessions/${made}`, server.origin), { method: 'DELETE', headers: { cookie } });
+    assert.equal(gone.status, 200, await gone.text());
   }, { timeout: 120_000 });
 
   after(async () => {
