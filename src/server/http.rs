@@ -29,6 +29,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/health",
     "/api/models",
     "/api/agents",
+    "/api/agents/{name}/conversations",
     "/api/chat",
     "/api/chat/abort",
     "/api/chat/question",
