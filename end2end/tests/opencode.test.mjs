@@ -10,7 +10,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeTempDir, openChat, removeDir, sendPrompt, startServer, waitForHydration } from './support.mjs';
+import {
+  getPage, makeTempDir, openChat, removeDir, seedSession, sendPrompt, startServer, waitForHydration,
+} from './support.mjs';
 
 const OPENCODE_VERSION = '1.18.33';
 const OPENCODE =
@@ -113,6 +115,63 @@ describe('an ACP agent (opencode)', () => {
     assert.match(await bash.first().locator('.tool-bash__command').textContent(), /echo approved/);
     assert.match(await bash.first().textContent(), /approved/);
     assert.match(await bash.last().locator('.tool-bash__command').textContent(), /echo again/);
+    check();
+  });
+});
+
+// One of opencode's own sessions of the workspace (made over the API here, as its CLI would make one there) is
+// listed in New chat under "Open a session of opencode"; choosing it opens a new session with its messages.
+describe("an ACP agent's own sessions (opencode)", () => {
+  let server;
+  let model;
+  let dir;
+
+  before(async () => {
+    await fs.access(OPENCODE);
+    const { startFakeOpenAI } = await import(FAKE_OPENAI);
+    model = await startFakeOpenAI({ script: [[{ text: 'There is notes.txt.' }], [{ text: 'Yes, notes.txt.' }]] });
+    dir = await makeTempDir('chatwire-opencode-own-');
+    const workspace = path.join(dir, 'ws');
+    await fs.mkdir(workspace, { recursive: true });
+    await fs.writeFile(path.join(workspace, 'notes.txt'), 'remember me\n');
+    const env = await opencodeEnv(path.join(dir, 'home'), `http://127.0.0.1:${model.port}/v1`);
+    const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
+    const config = path.join(dir, 'chatwire.toml');
+    await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
+    server = await startServer({ args: ['--config', config, '--default-agent', 'opencode', '--workspace', workspace] });
+    // The session's first run makes opencode's session; the run's stream ends with the run.
+    const made = await seedSession(server, 'made here', ['Which files are here?']);
+    // That chatwire session goes: what is left is opencode's own session.
+    const { cookie } = await getPage(server.url);
+    const gone = await fetch(new URL(`/api/sessions/${made}`, server.origin), { method: 'DELETE', headers: { cookie } });
+    assert.equal(gone.status, 200, await gone.text());
+  }, { timeout: 120_000 });
+
+  after(async () => {
+    await server?.stop();
+    await model?.close();
+    if (dir) await removeDir(dir);
+  }, { timeout: 30_000 });
+
+  test('New chat opens one of them with its messages, and it goes on', { timeout: 180_000 }, async (t) => {
+    const { page, check } = await openChat(t, server, { viewport: { width: 1000, height: 800 } });
+    const open = page.locator('[data-testid="open-own-session"]');
+    await open.waitFor({ timeout: 30_000 });
+    assert.match(await open.textContent(), /Open a session of opencode/);
+    await open.click();
+    const listed = page.locator('[data-testid="own-session"]');
+    await listed.first().waitFor({ timeout: 60_000 });
+    assert.equal(await listed.count(), 1);
+    assert.match(await listed.first().textContent(), /Fake session title/);
+    await listed.first().click();
+
+    await page.locator('.message[data-role="user"]', { hasText: 'Which files are here?' }).waitFor({ timeout: 60_000 });
+    await page.getByText('There is notes.txt.').waitFor({ timeout: 10_000 });
+    await page.waitForURL(/\/s\//, { timeout: 10_000 });
+    assert.equal(await open.isVisible(), false, 'a session on screen offers no list');
+
+    await sendPrompt(page, 'Do you remember the files?');
+    await page.getByText('Yes, notes.txt.').waitFor({ timeout: 90_000 });
     check();
   });
 });

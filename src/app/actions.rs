@@ -4,7 +4,9 @@
 use leptos::prelude::*;
 
 use crate::chat_state::ChatSnapshot;
-use crate::components::{Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, Theme, Upload};
+use crate::components::{
+    Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, OwnSessions, Theme, Upload,
+};
 use crate::draft::ExportFormat;
 use crate::protocol::{
     AgentInfo, AgentMode, AgentsResponse, AttachmentLimits, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo,
@@ -181,6 +183,10 @@ pub struct PageRequests {
     pub restore_then_send: Callback<(String, Outgoing)>,
     /// Forks the session at a message into a new session, and opens that.
     pub fork: Callback<String>,
+    /// Lists an agent's own conversations (`GET /api/agents/{name}/conversations`) into the signal.
+    pub list_conversations: Callback<(String, RwSignal<OwnSessions>)>,
+    /// Opens one of an agent's own conversations as a new session: (agent, conversation id).
+    pub open_conversation: Callback<(String, String)>,
     /// Fetches the diff of a run's changes (`GET /api/sessions/{id}/changes/{key}`) into the signal: (the run's
     /// checkpoint key, where it goes).
     pub load_changes: Callback<(String, RwSignal<ChangesLoad>)>,
@@ -394,6 +400,7 @@ mod tests {
             rerun_unavailable: None,
             compact_unavailable: None,
             steer_unavailable: None,
+            open_unavailable: None,
         };
         AgentsResponse {
             default: "agent".into(),

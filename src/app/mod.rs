@@ -46,6 +46,8 @@ fn connect(_state: PageState) -> PageRequests {
         restore: Callback::new(|_| {}),
         restore_then_send: Callback::new(|_| {}),
         fork: Callback::new(|_| {}),
+        list_conversations: Callback::new(|_| {}),
+        open_conversation: Callback::new(|_| {}),
         load_changes: Callback::new(|_| {}),
         find_files: Callback::new(|_| {}),
         export: Callback::new(|_| {}),
@@ -235,6 +237,12 @@ fn ChatPage() -> impl IntoView {
             <main class="chat">
                 <AgentBar
                     several=several_agents
+                    can_open=Signal::derive(move || {
+                        state.agent_info().is_some_and(|agent| agent.open_unavailable.is_none())
+                    })
+                    now=state.now
+                    on_list=requests.list_conversations
+                    on_open=requests.open_conversation
                     agents=Signal::derive(move || {
                         state.agents.with(|agents| {
                             let agents = agents.iter().flat_map(|agents| &agents.agents);

@@ -380,6 +380,19 @@ pub async fn fork(page: Page, message_id: String) {
     }
 }
 
+/// Opens one of an agent's own conversations as a new session, and shows it.
+pub async fn open_conversation(page: Page, agent: String, conversation: String) {
+    let state = page.state;
+    state.problem.set(None);
+    match api::import_conversation(agent, conversation).await {
+        Ok(session) => {
+            state.sessions.update(|sessions| sessions.insert(0, session.clone()));
+            go_to(page, Some(session.session_id));
+        }
+        Err(error) => state.problem.set(Some(format!("Could not open the agent's session: {error}"))),
+    }
+}
+
 pub async fn send(page: Page, outgoing: Outgoing) {
     let (state, live) = (page.state, page.live());
     state.problem.set(None);

@@ -85,7 +85,21 @@ async fn checked(response: Response) -> Result<Response, ClientError> {
 
 /// A new session on `agent` (`None`: the server binds it by its first send).
 pub async fn create_session(agent: Option<String>) -> Result<SessionSummary, ClientError> {
-    let request = Request::post("/api/sessions").json(&CreateSessionRequest { title: None, agent })?;
+    let request =
+        Request::post("/api/sessions").json(&CreateSessionRequest { title: None, agent, conversation: None })?;
+    Ok(json::<SessionCreated>(&checked(request.send().await?).await?).await?.session)
+}
+
+/// The agent's own conversations New chat can open.
+pub async fn agent_conversations(agent: &str) -> Result<AgentConversations, ClientError> {
+    let response = Request::get(&format!("/api/agents/{agent}/conversations")).send().await?;
+    json::<AgentConversations>(&checked(response).await?).await
+}
+
+/// A new session on `agent` holding its own conversation `conversation`, replayed.
+pub async fn import_conversation(agent: String, conversation: String) -> Result<SessionSummary, ClientError> {
+    let body = CreateSessionRequest { title: None, agent: Some(agent), conversation: Some(conversation) };
+    let request = Request::post("/api/sessions").json(&body)?;
     Ok(json::<SessionCreated>(&checked(request.send().await?).await?).await?.session)
 }
 

@@ -10,7 +10,7 @@ use super::follow::{self, Page};
 use super::{notify, rare, reach, theme};
 use crate::app::{PageRequests, PageState, preselected_agent, preselected_model};
 use crate::client::{self as api, ClientError};
-use crate::components::ChangesLoad;
+use crate::components::{ChangesLoad, OwnSessions};
 use crate::protocol::{ApprovalRequest, QuestionAnswerRequest, SearchHit};
 
 /// How often the sidebar's relative times are brought up to date.
@@ -58,6 +58,21 @@ pub fn connect(state: PageState) -> PageRequests {
                 let Some(rare) = rare::load(state).await else { return };
                 if (rare.restore_files)(page, message_id).await {
                     follow::send(page, outgoing).await;
+                }
+            })
+        }),
+        list_conversations: Callback::new(move |(agent, into): (String, RwSignal<OwnSessions>)| {
+            leptos::task::spawn_local(async move {
+                match rare::load(state).await {
+                    Some(rare) => (rare.list_conversations)(agent, into).await,
+                    None => into.set(OwnSessions::Failed("part of the page could not be loaded".to_owned())),
+                }
+            })
+        }),
+        open_conversation: Callback::new(move |(agent, id): (String, String)| {
+            leptos::task::spawn_local(async move {
+                if let Some(rare) = rare::load(state).await {
+                    (rare.open_conversation)(page, agent, id).await;
                 }
             })
         }),

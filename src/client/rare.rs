@@ -12,7 +12,7 @@ use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 use super::follow::{self, Page};
 use crate::app::PageState;
-use crate::components::ChangesLoad;
+use crate::components::{ChangesLoad, OwnSessions};
 
 type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
 
@@ -23,6 +23,8 @@ pub struct Rare {
     pub restore_files: fn(Page, String) -> Boxed<bool>,
     pub show_branch: fn(Page, String) -> Boxed<()>,
     pub load_changes: fn(PageState, String, RwSignal<ChangesLoad>) -> Boxed<()>,
+    pub list_conversations: fn(String, RwSignal<OwnSessions>) -> Boxed<()>,
+    pub open_conversation: fn(Page, String, String) -> Boxed<()>,
 }
 
 /// The split point: everything only this reaches goes into the chunk.
@@ -33,7 +35,18 @@ fn rare() -> Result<Rare, SplitLoaderError> {
         restore_files: |page, message_id| Box::pin(follow::restore_files(page, message_id)),
         show_branch: |page, message_id| Box::pin(follow::show_branch(page, message_id)),
         load_changes: |state, key, into| Box::pin(super::page::load_changes(state, key, into)),
+        list_conversations: |agent, into| Box::pin(list_conversations(agent, into)),
+        open_conversation: |page, agent, id| Box::pin(follow::open_conversation(page, agent, id)),
     })
+}
+
+/// Lists the agent's own conversations into `into`.
+async fn list_conversations(agent: String, into: RwSignal<OwnSessions>) {
+    into.set(OwnSessions::Loading);
+    match super::agent_conversations(&agent).await {
+        Ok(listed) => into.set(OwnSessions::Loaded(listed.conversations)),
+        Err(error) => into.set(OwnSessions::Failed(error.to_string())),
+    }
 }
 
 /// What the problem line says while the chunk cannot be fetched.

@@ -1,5 +1,6 @@
 //! The chat's header line when the server offers several agents: in New chat, the picker of the agent the new
-//! session will run on; in a session, the agent it runs on, which it keeps for life. With one agent it is hidden.
+//! session will run on; in a session, the agent it runs on, which it keeps for life. With one agent it is hidden,
+//! unless New chat's agent can open its own sessions: then it offers them ("Open a session of opencode").
 //!
 //! Both lines are always in the page and shown or hidden by attribute: cheaper in the WASM than views that come and
 //! go (issue 39's byte budget).
@@ -7,6 +8,18 @@
 use leptos::prelude::*;
 
 use super::picker::Picker;
+use super::sidebar::relative_time;
+use crate::protocol::AgentConversation;
+
+/// The agent's own sessions, as New chat lists them: not asked for, on their way, here, or refused.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum OwnSessions {
+    #[default]
+    Closed,
+    Loading,
+    Loaded(Vec<AgentConversation>),
+    Failed(String),
+}
 
 #[component]
 pub fn AgentBar(
@@ -24,9 +37,40 @@ pub fn AgentBar(
     agent: Signal<Option<String>>,
     /// Called with an agent's name when the user picks it.
     on_pick: Callback<String>,
+    /// True when the agent on screen can open its own sessions (`openUnavailable` absent).
+    #[prop(into)]
+    can_open: Signal<bool>,
+    /// The browser's clock, for the sessions' times.
+    #[prop(into)]
+    now: Signal<f64>,
+    /// Lists an agent's own sessions into the signal.
+    on_list: Callback<(String, RwSignal<OwnSessions>)>,
+    /// Opens one: (agent, its id).
+    on_open: Callback<(String, String)>,
 ) -> impl IntoView {
+    let own = RwSignal::new(OwnSessions::Closed);
+    let offered = move || new_chat.get() && can_open.get();
+    // Another agent picked, or a session opened: the list was of the agent before.
+    Effect::new(move |_| {
+        agent.track();
+        new_chat.track();
+        own.set(OwnSessions::Closed);
+    });
+    let list = move |_| {
+        if let Some(name) = agent.get_untracked() {
+            own.set(OwnSessions::Loading);
+            on_list.run((name, own));
+        }
+    };
+    let entries = move || match own.get() {
+        OwnSessions::Closed => Vec::new(),
+        OwnSessions::Loading => vec![Err("Loading…".to_owned())],
+        OwnSessions::Failed(why) => vec![Err(why)],
+        OwnSessions::Loaded(listed) if listed.is_empty() => vec![Err("It has no sessions here.".to_owned())],
+        OwnSessions::Loaded(listed) => listed.into_iter().map(Ok).collect(),
+    };
     view! {
-        <header class="agent-bar" data-testid="agent-bar" hidden=move || !several.get()>
+        <header class="agent-bar" data-testid="agent-bar" hidden=move || !several.get() && !offered()>
             <label class="agent-bar__agent" hidden=move || !new_chat.get()>
                 "Agent "
                 <Picker
@@ -39,6 +83,44 @@ pub fn AgentBar(
                     title="The agent the new chat runs on, for its whole life"
                 />
             </label>
+            <button
+                type="button"
+                class="agent-bar__open"
+                data-testid="open-own-session"
+                hidden=move || !offered()
+                title="Open one of the sessions this agent made itself in this workspace, and go on with it here"
+                on:click=list
+            >
+                "Open a session of " {move || agent.get()}
+            </button>
+            <ul class="agent-bar__own" data-testid="own-sessions" hidden=move || !offered()>
+                {move || {
+                    entries()
+                        .into_iter()
+                        .map(|entry| match entry {
+                            Err(said) => view! { <li class="agent-bar__said">{said}</li> }.into_any(),
+                            Ok(conversation) => {
+                                let AgentConversation { id, title, updated_at, .. } = conversation;
+                                let when = move || updated_at.map(|at| relative_time(at, now.get())).unwrap_or_default();
+                                let open = move |_| {
+                                    if let Some(name) = agent.get_untracked() {
+                                        on_open.run((name, id.clone()));
+                                    }
+                                };
+                                view! {
+                                    <li>
+                                        <button type="button" data-testid="own-session" on:click=open>
+                                            {title.unwrap_or_else(|| "Untitled".to_owned())}
+                                            " " <time>{when}</time>
+                                        </button>
+                                    </li>
+                                }
+                                    .into_any()
+                            }
+                        })
+                        .collect_view()
+                }}
+            </ul>
             <p class="agent-bar__agent" hidden=move || new_chat.get() title="A session runs on one agent for life">
                 "Agent " <strong data-testid="session-agent">{move || agent.get()}</strong>
             </p>

@@ -21,7 +21,7 @@ mod transcript;
 mod usage;
 
 pub use activity::ActivityLine;
-pub use agent_bar::AgentBar;
+pub use agent_bar::{AgentBar, OwnSessions};
 pub use changes::ChangesLoad;
 pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
 pub use message::MessageActions;

@@ -222,6 +222,32 @@ pub struct CreateSessionRequest {
     /// The agent the session runs on, for life [default: bound by the session's first send].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// One of `agent`'s own conversations (an `id` of `GET /api/agents/{name}/conversations`): the session opens it,
+    /// its messages replayed, and goes on with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
+}
+
+/// `GET /api/agents/{name}/conversations`: the agent's own conversations New chat can open, as the agent orders them
+/// (most recent first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentConversations {
+    pub conversations: Vec<AgentConversation>,
+}
+
+/// One conversation an agent made itself (its own CLI, or another client of it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentConversation {
+    /// The agent's id of it.
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// When it last changed, in milliseconds since the Unix epoch, where the agent says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<u64>,
+    /// The directory it works in.
+    pub cwd: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -434,6 +460,10 @@ pub struct AgentInfo {
     /// Why messages sent while this agent works do not steer it (they wait for its next prompt), if they do not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steer_unavailable: Option<String>,
+    /// Why New chat cannot open this agent's own conversations, if it cannot; absent, it may (the agent itself
+    /// may still say it lists none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_unavailable: Option<String>,
 }
 
 /// The size limits of `POST /api/attachments` and of one message's attachments, in bytes.

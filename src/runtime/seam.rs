@@ -113,6 +113,47 @@ pub enum RuntimeError {
     Workspace { path: String, source: std::io::Error },
     #[error("the agent runtime could not fork the conversation: {0}")]
     Fork(String),
+    /// The runtime cannot do what was asked (list or open its own conversations); why, in words for the user.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The agent has no conversation of that id in the directory asked about.
+    #[error("{0}")]
+    UnknownConversation(String),
+    /// The agent failed while listing or replaying (it exited, hung, or answered with an error).
+    #[error("{0}")]
+    Agent(String),
+}
+
+/// One of an agent's own conversations, as it lists them: the ones its own CLI (or another client) made in the
+/// directory chatwire's session would work in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnConversation {
+    /// The agent's id of it, which becomes the imported session's `ConversationRef`.
+    pub id: String,
+    pub title: Option<String>,
+    /// When it last changed, in milliseconds since the Unix epoch, where the agent says.
+    pub updated_at: Option<u64>,
+    /// The directory it works in.
+    pub cwd: String,
+}
+
+/// One of the agent's own conversations as the agent replayed it, to be logged into a new chatwire session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayedConversation {
+    /// What the imported session's runs reopen.
+    pub conversation: ConversationRef,
+    pub title: Option<String>,
+    /// Its turns in order: each a user's prompt and the agent events of the answer.
+    pub turns: Vec<ReplayedTurn>,
+}
+
+/// One turn of a replayed conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayedTurn {
+    /// What the user wrote; `None` for what the agent said before any user message.
+    pub prompt: Option<String>,
+    /// The answer as a run of agent events, `agent_start` to `agent_end`.
+    pub events: Vec<AgentEvent>,
 }
 
 /// Why an agent's option could not be set.
@@ -196,6 +237,35 @@ pub trait Runtime: Send + Sync + 'static {
     }
 
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError>;
+
+    /// Whether New chat can open one of the agent's own conversations, for sessions whose workspace is
+    /// `shared_workspace` (the server's `--workspace`, `None` when each session has a directory of its own); if not,
+    /// why. `Available` may still meet an agent that says at start that it lists none.
+    fn own_conversations(&self, shared_workspace: Option<&Path>) -> Availability {
+        let _ = shared_workspace;
+        Availability::Unavailable(format!("the agent {} has no conversations of its own to open", self.name()))
+    }
+
+    /// The agent's own conversations in the directory a new session would work in, most recent first as the agent
+    /// orders them.
+    fn list_conversations<'a>(
+        &'a self,
+        shared_workspace: Option<&'a Path>,
+    ) -> RuntimeFuture<'a, Result<Vec<OwnConversation>, RuntimeError>> {
+        let why = self.own_conversations(shared_workspace).reason().unwrap_or_default().to_owned();
+        Box::pin(std::future::ready(Err(RuntimeError::Unavailable(why))))
+    }
+
+    /// Replays the agent's own conversation `id` for a new session that works in `workspace`.
+    fn replay_conversation<'a>(
+        &'a self,
+        id: &'a str,
+        workspace: &'a Path,
+    ) -> RuntimeFuture<'a, Result<ReplayedConversation, RuntimeError>> {
+        let _ = (id, workspace);
+        let why = self.own_conversations(None).reason().unwrap_or_default().to_owned();
+        Box::pin(std::future::ready(Err(RuntimeError::Unavailable(why))))
+    }
 
     /// Makes the runtime's own copy of the conversation for a session forked from `from`: `from.conversation` cut
     /// at `from.start`, to go on in `workspace`. `None` for a runtime that keeps none (it reads the transcript) or

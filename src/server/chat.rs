@@ -115,6 +115,11 @@ pub enum ChatError {
     ApprovalContradicts { option: String, allows: bool },
     #[error("{0}")]
     Option(#[from] crate::runtime::seam::OptionError),
+    #[error("{0}")]
+    UnknownConversation(String),
+    /// The agent failed while listing or replaying its own conversations.
+    #[error("{0}")]
+    AgentFailed(String),
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
 }
@@ -124,6 +129,9 @@ impl From<crate::runtime::seam::RuntimeError> for ChatError {
         match error {
             crate::runtime::seam::RuntimeError::Workspace { path, source } => ChatError::Workspace { path, source },
             crate::runtime::seam::RuntimeError::Fork(why) => ChatError::Fork(why),
+            crate::runtime::seam::RuntimeError::Unavailable(why) => ChatError::Unsupported(why),
+            crate::runtime::seam::RuntimeError::UnknownConversation(why) => ChatError::UnknownConversation(why),
+            crate::runtime::seam::RuntimeError::Agent(why) => ChatError::AgentFailed(why),
         }
     }
 }
@@ -291,7 +299,7 @@ impl Chat {
     }
 
     /// The agent called `name`, if this server offers it; else the refusal that lists the agents.
-    fn offered(&self, name: &str) -> Result<&AgentEntry, ChatError> {
+    pub(super) fn offered(&self, name: &str) -> Result<&AgentEntry, ChatError> {
         self.agents
             .get(name)
             .ok_or_else(|| ChatError::UnknownAgent { requested: name.to_owned(), offered: self.agents.names() })
@@ -341,6 +349,16 @@ impl Chat {
         let title = title.map(|t| t.trim().to_owned()).unwrap_or_default();
         let id = uuid::Uuid::new_v4().to_string();
         Ok(self.store.create_session(&id, &title, agent.as_deref(), now_ms()).await?)
+    }
+
+    /// A new session of the id `id` (chosen before, for its workspace), bound to `agent`.
+    pub(super) async fn create_session_as(
+        &self,
+        id: &str,
+        title: &str,
+        agent: &str,
+    ) -> Result<SessionSummary, ChatError> {
+        Ok(self.store.create_session(id, title.trim(), Some(agent), now_ms()).await?)
     }
 
     pub async fn rename(&self, session_id: &str, title: &str) -> Result<SessionSummary, ChatError> {

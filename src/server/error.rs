@@ -33,6 +33,9 @@ pub enum ApiError {
     Unprocessable(String),
     #[error("{0}")]
     Unavailable(String),
+    /// Something the server asked of failed (an agent that exited or answered with an error).
+    #[error("{0}")]
+    BadGateway(String),
     #[error("storage failed: {0}")]
     Store(#[from] StoreError),
     #[error("internal error: {0}")]
@@ -52,6 +55,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
             ApiError::Store(_) | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -64,7 +68,9 @@ impl From<ChatError> for ApiError {
             ChatError::UnknownSession(_)
             | ChatError::UnknownMessage(_)
             | ChatError::NoCheckpoint(_)
-            | ChatError::NoChanges(_) => ApiError::NotFound(message),
+            | ChatError::NoChanges(_)
+            | ChatError::UnknownConversation(_) => ApiError::NotFound(message),
+            ChatError::AgentFailed(_) => ApiError::BadGateway(message),
             ChatError::RestoreWhileRunning => ApiError::Conflict(message),
             ChatError::Checkpoint(_) => ApiError::Internal(message),
             ChatError::EmptyMessage | ChatError::EmptyTitle | ChatError::UnknownModel { .. } => {

@@ -84,7 +84,7 @@ impl Chat {
         let workspace = self.workspace_of(fork_id);
         let source = self.live(&source_id).await?;
         let runtime_file = self.runtime_of(&source).await?.fork_conversation(from, &workspace).await?;
-        self.log_fork(fork_id, point.messages, runtime_file).await?;
+        self.log_messages(fork_id, "fork", point.messages, runtime_file).await?;
         let files = match (shared, &point.next_prompt) {
             (true, _) => ForkedWorkspace::Shared,
             (false, Some((prompt_id, _))) if self.has_checkpoint(fork_id, prompt_id).await => {
@@ -115,17 +115,19 @@ impl Chat {
         .expect("copying files does not panic")
     }
 
-    /// Logs the fork's messages as one run (`fork-…`, under the new session's lease): its `message` frames, and a
-    /// `done` on the last of them naming the runtime's file of the fork, which the fork's first run reopens.
-    async fn log_fork(
+    /// Logs a new session's first messages (a fork's, an imported conversation's) as one settled run (`fork-…`,
+    /// `import-…`, under the session's lease): its `message` frames, and a `done` on the last of them naming the
+    /// runtime's conversation, which the session's first run reopens.
+    pub(super) async fn log_messages(
         &self,
         fork_id: &str,
+        kind: &str,
         messages: Vec<ChatMessage>,
         runtime_file: Option<ConversationRef>,
     ) -> Result<(), ChatError> {
         let Some(last) = messages.last().cloned() else { return Ok(()) };
         let live = self.live(fork_id).await?;
-        let run_id = new_id("fork");
+        let run_id = new_id(kind);
         let (lease, _) = self.take_lease(&live, &run_id).await?;
         let mut frames: Vec<ChatFrame> =
             messages.into_iter().map(|message| ChatFrame::Message(MessageFrame { seq: None, message })).collect();

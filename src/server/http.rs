@@ -29,6 +29,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/health",
     "/api/models",
     "/api/agents",
+    "/api/agents/{name}/conversations",
     "/api/chat",
     "/api/chat/abort",
     "/api/chat/question",
@@ -72,6 +73,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/health", get(health))
         .route("/api/models", get(models))
         .route("/api/agents", get(agents))
+        .route("/api/agents/{name}/conversations", get(agent_conversations))
         .route("/api/chat", post(send))
         .route("/api/chat/abort", post(abort))
         .route("/api/chat/question", post(answer_question))
@@ -175,10 +177,23 @@ async fn agents(State(state): State<AppState>) -> Json<AgentsResponse> {
                 rerun_unavailable: capabilities.rerun.reason().map(str::to_owned),
                 compact_unavailable: capabilities.compact.reason().map(str::to_owned),
                 steer_unavailable: capabilities.steering.reason().map(str::to_owned),
+                open_unavailable: entry
+                    .runtime
+                    .own_conversations(state.chat.config.workspace.as_deref())
+                    .reason()
+                    .map(str::to_owned),
             }
         })
         .collect();
     Json(AgentsResponse { default: agents.default_entry().name.clone(), agents: agents_info })
+}
+
+/// `GET /api/agents/{name}/conversations`: the agent's own conversations New chat can open.
+async fn agent_conversations(
+    State(state): State<AppState>,
+    ApiPath(name): ApiPath<String>,
+) -> Result<Json<AgentConversations>, ApiError> {
+    Ok(Json(state.chat.agent_conversations(&name).await?))
 }
 
 async fn send(State(state): State<AppState>, headers: HeaderMap, ApiJson(request): ApiJson<ChatRequest>) -> Response {
@@ -232,7 +247,14 @@ async fn create_session(
     State(state): State<AppState>,
     ApiJson(request): ApiJson<CreateSessionRequest>,
 ) -> Result<(StatusCode, Json<SessionCreated>), ApiError> {
-    let session = state.chat.create_session(request.title, request.agent).await?;
+    let CreateSessionRequest { title, agent, conversation } = request;
+    if let Some(conversation) = conversation {
+        let Some(agent) = agent else {
+            return Err(ApiError::BadRequest("`conversation` needs the `agent` whose conversation it is".into()));
+        };
+        return Ok((StatusCode::CREATED, Json(state.chat.import_conversation(&agent, &conversation, title).await?)));
+    }
+    let session = state.chat.create_session(title, agent).await?;
     Ok((StatusCode::CREATED, Json(SessionCreated { session, messages: Vec::new() })))
 }
 

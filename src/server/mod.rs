@@ -14,6 +14,7 @@ mod files;
 mod fingerprint;
 mod fork;
 pub mod http;
+mod import;
 mod lease;
 pub mod listener;
 pub(crate) mod purge;

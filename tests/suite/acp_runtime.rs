@@ -462,3 +462,106 @@ async fn a_chosen_option_is_set_again_on_an_agent_process_that_forgot_it() {
     let frames = run(&server, &session, "which model").await;
     assert_eq!(answer_text(last(&frames)), "model m2, mode ask");
 }
+
+/// A server like `start`'s whose sessions all work in `workspace` (`--workspace`), where the agent's own sessions
+/// are.
+fn start_in(dir: &Path, behaviour: &str, workspace: &Path) -> Server {
+    let config = dir.join("chatwire.toml");
+    let table = format!(
+        "[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 5\n",
+        fake_agent(),
+        behaviour
+    );
+    std::fs::write(&config, table).unwrap();
+    Server::start(
+        &dir.join("data"),
+        &script_file(dir, r#"{"turns":[{"text":"unused"}]}"#),
+        &["--config", config.to_str().unwrap(), "--default-agent", "fake", "--workspace", workspace.to_str().unwrap()],
+    )
+}
+
+async fn get_json(server: &Server, path: &str) -> (u16, Value) {
+    let response = server.get(path).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+async fn post_json(server: &Server, path: &str, body: &Value) -> (u16, Value) {
+    let response = server.post(path, body).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_agents_own_session_is_listed_opened_with_its_messages_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let server = start_in(dir.path(), "normal", &workspace);
+    // The agent's own session: made here by a chatwire session, as its own CLI would in the same directory.
+    let first = server.new_session().await;
+    assert_eq!(answer_text(last(&run(&server, &first, "hello").await)), "Hello from the fake agent.");
+
+    let (status, agents) = get_json(&server, "/api/agents").await;
+    assert_eq!((status, &agents["agents"][1]["openUnavailable"]), (200, &Value::Null), "{agents}");
+    let (status, listed) = get_json(&server, "/api/agents/fake/conversations").await;
+    assert_eq!(status, 200, "{listed}");
+    let conversations = listed["conversations"].as_array().unwrap();
+    assert_eq!(conversations.len(), 1, "{listed}");
+    assert_eq!((&conversations[0]["id"], &conversations[0]["title"]), (&json!("fake-1"), &json!("hello")));
+    assert!(conversations[0]["updatedAt"].as_u64().is_some_and(|at| at > 1_700_000_000_000), "{listed}");
+
+    let (status, created) =
+        post_json(&server, "/api/sessions", &json!({"agent": "fake", "conversation": "fake-1"})).await;
+    assert_eq!(status, 201, "{created}");
+    let session = created["session"]["sessionId"].as_str().unwrap().to_owned();
+    assert_eq!((&created["session"]["agent"], &created["session"]["title"]), (&json!("fake"), &json!("hello")));
+    let (_, detail) = get_json(&server, &format!("/api/sessions/{session}")).await;
+    let messages = detail["messages"].as_array().unwrap();
+    assert_eq!(messages, created["messages"].as_array().unwrap(), "the log holds what the import answered");
+    assert_eq!(messages.len(), 2, "{detail:#}");
+    assert_eq!((&messages[0]["role"], &messages[0]["parts"][0]["text"]), (&json!("user"), &json!("hello")));
+    let parts = messages[1]["parts"].as_array().unwrap();
+    let kinds: Vec<&str> = parts.iter().map(|part| part["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["thinking", "text", "tool-Bash"], "{parts:#?}");
+    assert_eq!(parts[2]["input"]["command"], "echo hi");
+    assert_eq!(detail["activeRunId"], Value::Null, "the replay is a settled run: {detail:#}");
+
+    // It goes on with the agent's session: the next run reopens it, and the agent remembers the first message.
+    let frames = run(&server, &session, "what is in the history?").await;
+    assert_eq!(frames[0]["type"], "start");
+    assert_eq!((&frames[0]["sessionFile"], &frames[0]["sessionReset"]), (&json!("fake-1"), &Value::Null));
+    assert_eq!(answer_text(last(&frames)), "You said: hello | what is in the history?");
+}
+
+#[tokio::test]
+async fn an_unknown_conversation_is_404_and_makes_no_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let server = start_in(dir.path(), "normal", &workspace);
+    let (status, body) = post_json(&server, "/api/sessions", &json!({"agent": "fake", "conversation": "fake-9"})).await;
+    assert_eq!(status, 404, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("fake-9"), "{body}");
+    let (_, list) = get_json(&server, "/api/sessions").await;
+    assert_eq!(list["sessions"], json!([]), "no session was made");
+}
+
+#[tokio::test]
+async fn an_agent_that_cannot_list_or_a_session_per_directory_is_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let server = start_in(dir.path(), "no-list", &workspace);
+    let (status, body) = get_json(&server, "/api/agents/fake/conversations").await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("session/list"), "{body}");
+    drop(server);
+
+    // Each session in a directory of its own: no session of the agent's own can be there.
+    let other = tempfile::tempdir().unwrap();
+    let server = start(other.path(), "normal");
+    let (_, agents) = get_json(&server, "/api/agents").await;
+    let why = agents["agents"][1]["openUnavailable"].as_str().expect("a reason").to_owned();
+    assert!(why.contains("--workspace"), "{why}");
+    let (status, body) = get_json(&server, "/api/agents/fake/conversations").await;
+    assert_eq!((status, body["message"].as_str()), (422, Some(why.as_str())));
+}

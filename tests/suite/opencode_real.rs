@@ -2,7 +2,8 @@
 //! `~/.cache/chatwire/opencode-1.18.33`, or named by `CHATWIRE_TEST_OPENCODE`) as an ACP agent, whose model is the
 //! fake OpenAI-compatible server of tests/support, named in `OPENCODE_CONFIG_CONTENT`, with `HOME` and the XDG
 //! directories in a temporary directory: a run with thinking, text, a bash call and a file write; Stop during a
-//! model call that hangs; and a second instance on PostgreSQL that tails a run the first one drives.
+//! model call that hangs; a second instance on PostgreSQL that tails a run the first one drives; and one of opencode's
+//! own sessions listed, opened in a new chatwire session with its messages, and continued there.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -197,4 +198,71 @@ async fn a_second_instance_on_postgres_tails_a_real_opencode_run_and_a_dropped_v
     assert_eq!(done["type"], "done", "{on_second:#?}");
     let bash = done["message"]["parts"].as_array().unwrap().iter().find(|part| part["type"] == "tool-Bash").unwrap();
     assert_eq!(bash["output"]["output"], "slept\n");
+}
+
+#[tokio::test]
+async fn an_opencode_session_is_listed_opened_in_a_new_session_and_goes_on_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("notes.txt"), "remember me\n").unwrap();
+    let model = FakeServer::start(
+        vec![
+            Reply::Sse(openai_reasoning_text_tool_call(
+                "I should look at the files.",
+                "Let me list them.",
+                "call_ls",
+                "bash",
+                &json!({"command": "ls", "description": "List files"}),
+            )),
+            Reply::Sse(openai_text("There is notes.txt.")),
+            Reply::Sse(openai_text("Yes: notes.txt.")),
+        ],
+        "/v1",
+    )
+    .await;
+    let config = config(dir.path(), &model.base_url);
+    let mut flags = flags(&config);
+    flags.extend(["--workspace".to_owned(), workspace.display().to_string()]);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let server =
+        Server::start(&dir.path().join("data"), &script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#), &flags);
+    // opencode's own session in the workspace (made here over ACP; its CLI keeps its sessions in the same store).
+    let first = server.new_session().await;
+    let response = server.post("/api/chat", &json!({"sessionId": first, "message": "Which files are here?"}));
+    let made = frames(&Lines::new(response.send().await.unwrap()).rest(WAIT).await);
+    assert_eq!(made.last().unwrap()["type"], "done", "{made:#?}");
+    let own = made[0]["sessionFile"].as_str().expect("opencode's session id").to_owned();
+
+    let listed: Value = server.get("/api/agents/opencode/conversations").send().await.unwrap().json().await.unwrap();
+    let conversations = listed["conversations"].as_array().unwrap_or_else(|| panic!("{listed}"));
+    let found = conversations.iter().find(|c| c["id"] == own.as_str()).unwrap_or_else(|| panic!("{listed}"));
+    assert!(found["updatedAt"].as_u64().is_some(), "{found}");
+
+    let response =
+        server.post("/api/sessions", &json!({"agent": "opencode", "conversation": own})).send().await.unwrap();
+    assert_eq!(response.status(), 201);
+    let created: Value = response.json().await.unwrap();
+    let session = created["session"]["sessionId"].as_str().unwrap().to_owned();
+    let messages = created["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "{created:#}");
+    assert_eq!(messages[0]["parts"][0]["text"], "Which files are here?");
+    let parts = messages[1]["parts"].as_array().unwrap();
+    let kinds: Vec<&str> = parts.iter().filter_map(|part| part["type"].as_str()).collect();
+    assert_eq!(kinds, ["thinking", "text", "tool-Bash", "text"], "{parts:#?}");
+    assert_eq!(parts[2]["input"]["command"], "ls");
+    assert!(parts[2]["output"]["output"].as_str().unwrap().contains("notes.txt"), "{:#}", parts[2]);
+    assert_eq!(parts[3]["text"], "There is notes.txt.");
+
+    // The imported session goes on with opencode's session: the model sees the earlier turn.
+    let response = server.post("/api/chat", &json!({"sessionId": session, "message": "Do you remember the files?"}));
+    let again = frames(&Lines::new(response.send().await.unwrap()).rest(WAIT).await);
+    let done = again.last().unwrap();
+    assert_eq!(done["type"], "done", "{again:#?}");
+    assert_eq!(again[0]["sessionFile"], own.as_str());
+    assert_eq!(done["message"]["parts"].as_array().unwrap().last().unwrap()["text"], "Yes: notes.txt.");
+    let asked =
+        (0..model.requests()).map(|at| model.body(at).to_string()).find(|body| body.contains("Do you remember"));
+    let asked = asked.expect("the model was asked the follow-up");
+    assert!(asked.contains("Which files are here?") && asked.contains("There is notes.txt."), "{asked}");
 }

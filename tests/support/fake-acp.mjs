@@ -2,11 +2,14 @@
 // `node fake-acp.mjs <behaviour>`. It answers `initialize`, `session/new` and `session/load`, and a prompt with a
 // short turn chosen by the prompt's words (see `prompt` below). `<behaviour>` makes the first prompt in a workspace
 // misbehave (`exit`, `garbage`, `huge-line`, `flood`) or the start hang (`silent-init`); later prompts work, so a test
-// can check that the session's next run gets a fresh, working process.
-import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+// can check that the session's next run gets a fresh, working process. Like opencode it keeps each session's history
+// in the workspace, lists its sessions (`session/list`) and replays one on `session/load`; `no-list` offers no listing.
+import { existsSync, writeFileSync, readFileSync, appendFileSync } from 'node:fs';
 
 const behaviour = process.argv[2] ?? 'normal';
 const SESSIONS = '.fake-acp-sessions';
+const HISTORY = '.fake-acp-history.jsonl';
+const MISBEHAVIOURS = ['exit', 'garbage', 'huge-line', 'flood', 'silent-init'];
 
 let buffer = '';
 const waiting = new Map();
@@ -14,7 +17,16 @@ let nextId = 0;
 let cancelled = null;
 
 const send = (message) => process.stdout.write(JSON.stringify({ jsonrpc: '2.0', ...message }) + '\n');
-const update = (sessionId, update) => send({ method: 'session/update', params: { sessionId, update } });
+// What this process said of its sessions, kept for `session/load` (not while it replays).
+const recorded = new Set();
+let replaying = false;
+const record = (sessionId, update) => appendFileSync(HISTORY, JSON.stringify({ sessionId, update, at: Date.now() }) + '\n');
+const update = (sessionId, update) => {
+  if (!replaying && recorded.has(sessionId) && update.sessionUpdate !== 'usage_update') record(sessionId, update);
+  send({ method: 'session/update', params: { sessionId, update } });
+};
+const history = () =>
+  existsSync(HISTORY) ? readFileSync(HISTORY, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line)) : [];
 const ask = (method, params) =>
   new Promise((resolve) => {
     const id = `agent-${nextId++}`;
@@ -57,7 +69,14 @@ function firstTime() {
 
 async function prompt(id, { sessionId, prompt }) {
   const text = prompt.filter((block) => block.type === 'text').map((block) => block.text).join('\n');
-  if (behaviour !== 'normal' && firstTime()) return misbehave(id, sessionId);
+  if (MISBEHAVIOURS.includes(behaviour) && firstTime()) return misbehave(id, sessionId);
+  if (recorded.has(sessionId)) record(sessionId, { sessionUpdate: 'user_message_chunk', messageId: `user-${id}`, content: { type: 'text', text } });
+  if (text.includes('history')) {
+    // What the agent remembers of the session: the user's earlier messages.
+    const said = history().filter((line) => line.sessionId === sessionId && line.update.sessionUpdate === 'user_message_chunk');
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `You said: ${said.map((line) => line.update.content.text).join(' | ')}` } });
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
   cancelled = null;
   update(sessionId, { sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'Thinking about it.' } });
   if (text.includes('slow')) {
@@ -186,16 +205,34 @@ function handle(message) {
   switch (method) {
     case 'initialize':
       if (behaviour === 'silent-init' && firstTime()) return;
-      return send({ id, result: { protocolVersion: 1, agentCapabilities: { loadSession: true, promptCapabilities: { image: false, embeddedContext: false } }, agentInfo: { name: 'fake-acp', version: '1' } } });
+      return send({ id, result: { protocolVersion: 1, agentCapabilities: {
+        loadSession: true,
+        promptCapabilities: { image: false, embeddedContext: false },
+        sessionCapabilities: behaviour === 'no-list' ? {} : { list: {} },
+      }, agentInfo: { name: 'fake-acp', version: '1' } } });
     case 'session/new': {
       const sessionId = `fake-${knownSessions().length + 1}`;
       writeFileSync(SESSIONS, [...knownSessions(), sessionId].join('\n') + '\n');
+      recorded.add(sessionId);
       send({ id, result: { sessionId, configOptions: configOptions(sessionId) } });
       return offerCommands(sessionId);
     }
+    case 'session/list': {
+      const lines = history();
+      const sessions = knownSessions().map((sessionId) => {
+        const own = lines.filter((line) => line.sessionId === sessionId);
+        const first = own.find((line) => line.update.sessionUpdate === 'user_message_chunk');
+        const at = own.length ? own[own.length - 1].at : 0;
+        return { sessionId, cwd: params.cwd ?? process.cwd(), title: first?.update.content.text, updatedAt: new Date(at).toISOString() };
+      });
+      return send({ id, result: { sessions: sessions.reverse() } });
+    }
     case 'session/load':
       if (!knownSessions().includes(params.sessionId)) return send({ id, error: { code: -32602, message: 'unknown session' } });
-      update(params.sessionId, { sessionUpdate: 'user_message_chunk', content: { type: 'text', text: 'replayed' } });
+      replaying = true;
+      for (const line of history().filter((line) => line.sessionId === params.sessionId)) update(params.sessionId, line.update);
+      replaying = false;
+      recorded.add(params.sessionId);
       send({ id, result: { configOptions: configOptions(params.sessionId) } });
       return offerCommands(params.sessionId);
     case 'session/set_config_option': {

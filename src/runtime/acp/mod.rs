@@ -3,6 +3,7 @@
 //! chatwire session, kept warm between runs; its session updates become the agent events every runtime emits.
 
 pub mod offered;
+pub mod replay;
 mod rpc;
 pub mod schema;
 mod session;
@@ -15,8 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::seam::{
-    Availability, Capabilities, ConversationRef, ConversationSource, Runtime, RuntimeError, RuntimeFuture,
-    RuntimeSession, SessionSetup,
+    Availability, Capabilities, ConversationRef, ConversationSource, OwnConversation, ReplayedConversation, Runtime,
+    RuntimeError, RuntimeFuture, RuntimeSession, SessionSetup,
 };
 use super::tools::Workspace;
 
@@ -81,6 +82,36 @@ impl AcpRuntime {
     pub fn new(config: AcpConfig) -> AcpRuntime {
         AcpRuntime { config: Arc::new(config) }
     }
+
+    /// The directory the agent works in for a session whose workspace is `workspace`.
+    fn cwd(&self, workspace: &Path) -> PathBuf {
+        match &self.config.cwd {
+            AgentCwd::Workspace => workspace.to_owned(),
+            AgentCwd::Fixed(path) => path.clone(),
+        }
+    }
+
+    /// Where the agent's own sessions that New chat offers are: the one directory every new session's agent works
+    /// in. Without one (each session in a fresh directory of its own) no session of the agent's own CLI can be
+    /// there.
+    fn own_dir(&self, shared_workspace: Option<&Path>) -> Result<PathBuf, String> {
+        match (&self.config.cwd, shared_workspace) {
+            (AgentCwd::Fixed(path), _) => Ok(path.clone()),
+            (AgentCwd::Workspace, Some(shared)) => Ok(shared.to_owned()),
+            (AgentCwd::Workspace, None) => Err(format!(
+                "the agent {} works in a new directory for each session, where it has no sessions of its own: start \
+                 chatwire with --workspace DIR, or give the agent a `cwd`, to open its sessions of that directory",
+                self.config.name
+            )),
+        }
+    }
+
+    /// A session of the agent in `dir`, for listing and replaying.
+    fn session_in(&self, dir: &Path) -> Result<session::AcpSession, RuntimeError> {
+        let workspace = Workspace::new(dir)
+            .map_err(|source| RuntimeError::Workspace { path: dir.display().to_string(), source })?;
+        Ok(session::AcpSession::new(self.config.clone(), workspace, None, None))
+    }
 }
 
 impl Runtime for AcpRuntime {
@@ -107,11 +138,33 @@ impl Runtime for AcpRuntime {
         }
     }
 
+    fn own_conversations(&self, shared_workspace: Option<&Path>) -> Availability {
+        match self.own_dir(shared_workspace) {
+            Ok(_) => Availability::Available,
+            Err(why) => Availability::Unavailable(why),
+        }
+    }
+
+    fn list_conversations<'a>(
+        &'a self,
+        shared_workspace: Option<&'a Path>,
+    ) -> RuntimeFuture<'a, Result<Vec<OwnConversation>, RuntimeError>> {
+        Box::pin(async move {
+            let dir = self.own_dir(shared_workspace).map_err(RuntimeError::Unavailable)?;
+            self.session_in(&dir)?.list_own().await
+        })
+    }
+
+    fn replay_conversation<'a>(
+        &'a self,
+        id: &'a str,
+        workspace: &'a Path,
+    ) -> RuntimeFuture<'a, Result<ReplayedConversation, RuntimeError>> {
+        Box::pin(async move { self.session_in(&self.cwd(workspace))?.replay_own(id).await })
+    }
+
     fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn RuntimeSession>, RuntimeError> {
-        let root = match &self.config.cwd {
-            AgentCwd::Workspace => setup.workspace,
-            AgentCwd::Fixed(path) => path.clone(),
-        };
+        let root = self.cwd(&setup.workspace);
         let workspace = Workspace::new(&root)
             .map_err(|source| RuntimeError::Workspace { path: root.display().to_string(), source })?;
         let remembered = setup.transcript.agent_options.clone();

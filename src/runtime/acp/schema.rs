@@ -58,6 +58,61 @@ pub struct SessionOpened {
     pub session_id: Option<String>,
 }
 
+/// `session/list`'s answer: one page of the agent's own sessions.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SessionList {
+    pub sessions: Vec<ListedSession>,
+    /// Where the next page starts, when there is one.
+    pub next_cursor: Option<String>,
+}
+
+/// One of the agent's sessions as `session/list` names it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ListedSession {
+    pub session_id: String,
+    pub cwd: String,
+    /// Absent for a session the agent has not titled yet.
+    pub title: Option<String>,
+    /// ISO 8601, e.g. `2026-12-06T12:39:19.492Z`.
+    pub updated_at: Option<String>,
+}
+
+/// Milliseconds since the Unix epoch of an ISO 8601 / RFC 3339 time (`2026-12-06T12:39:19.492Z`, `…+02:00`);
+/// `None` for anything else, which is then shown without a time.
+pub fn epoch_ms(time: &str) -> Option<u64> {
+    let digits = |text: &str| text.bytes().all(|b| b.is_ascii_digit()).then(|| text.parse::<i64>().ok()).flatten();
+    let (date, rest) = time.split_once(['T', 't', ' '])?;
+    let mut date = date.splitn(3, '-');
+    let (year, month, day) = (digits(date.next()?)?, digits(date.next()?)?, digits(date.next()?)?);
+    let (clock, offset_minutes) = if let Some(clock) = rest.strip_suffix(['Z', 'z']) {
+        (clock, 0)
+    } else {
+        let at = rest.rfind(['+', '-'])?;
+        let (clock, offset) = rest.split_at(at);
+        let (hours, minutes) = offset[1..].split_once(':')?;
+        let minutes = digits(hours)? * 60 + digits(minutes)?;
+        (clock, if offset.starts_with('-') { -minutes } else { minutes })
+    };
+    let (whole, fraction) = clock.split_once('.').unwrap_or((clock, ""));
+    let mut clock = whole.splitn(3, ':');
+    let (hour, minute, second) = (digits(clock.next()?)?, digits(clock.next()?)?, digits(clock.next()?)?);
+    let millis = if fraction.is_empty() { 0 } else { digits(&format!("{fraction:0<3}")[..3])? };
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
+    u64::try_from(seconds * 1000 + millis).ok()
+}
+
 /// `session/prompt`'s answer.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -377,6 +432,16 @@ pub struct PermissionRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso_times_read_as_epoch_milliseconds() {
+        assert_eq!(epoch_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(epoch_ms("2026-12-06T12:39:19.492Z"), Some(1_796_560_759_492));
+        assert_eq!(epoch_ms("2026-12-06T14:39:19.492+02:00"), Some(1_796_560_759_492));
+        assert_eq!(epoch_ms("2000-02-29T00:00:00.5Z"), Some(951_782_400_500));
+        assert_eq!(epoch_ms("yesterday"), None);
+        assert_eq!(epoch_ms("2026-13-06T12:39:19Z"), None);
+    }
     use serde_json::json;
 
     #[test]

@@ -12,21 +12,23 @@ use tokio::time::Instant;
 
 use super::AcpConfig;
 use super::offered::Offered;
+use super::replay::Replay;
 use super::rpc::{INTERNAL_ERROR, INVALID_PARAMS, Incoming, METHOD_NOT_FOUND, Peer, RpcError};
 use super::schema::{
-    InitializeResponse, PROTOCOL_VERSION, PermissionRequest, PromptResponse, SessionOpened, SessionUpdate, StopReason,
+    InitializeResponse, PROTOCOL_VERSION, PermissionRequest, PromptResponse, SessionList, SessionOpened, SessionUpdate,
+    StopReason, epoch_ms,
 };
 use super::terminal::Terminals;
 use super::translate::{Turn, TurnEnd};
-use crate::protocol::{ApprovalKind, ApprovalOption};
 use crate::protocol::AgentOptionsFrame;
+use crate::protocol::{ApprovalKind, ApprovalOption};
 use crate::runtime::attached::{AttachedFile, IMAGES_UNSUPPORTED, with_text_files};
 use crate::runtime::child::{ChildProcess, ChildSpec};
 use crate::runtime::event::AgentEvent;
 use crate::runtime::providers::base64_of;
 use crate::runtime::seam::{
-    ApprovalDecision, ConversationRef, EventSender, OptionError, OptionSetting, RunControl, RunEnd, RunOpening,
-    RunRequest, RuntimeFuture, RuntimeSession, queue_event,
+    ApprovalDecision, ConversationRef, EventSender, OptionError, OptionSetting, OwnConversation, ReplayedConversation,
+    RunControl, RunEnd, RunOpening, RunRequest, RuntimeError, RuntimeFuture, RuntimeSession, queue_event,
 };
 use crate::runtime::tools::Workspace;
 
@@ -163,9 +165,8 @@ impl AcpSession {
         &self.config.name
     }
 
-    /// Starts the agent and opens its session: `session/load` of the one this chatwire session had when the agent
-    /// offers it, else a new one. The bool says the agent started over without the earlier conversation.
-    async fn connect(&mut self) -> Result<(Connection, bool), Failure> {
+    /// Starts the agent and says `initialize`.
+    async fn start(&self) -> Result<Connection, Failure> {
         let spec = ChildSpec {
             program: self.config.program.clone(),
             args: self.config.args.iter().map(Into::into).collect(),
@@ -197,6 +198,13 @@ impl AcpSession {
         let init = self.call(&mut connection, "initialize", capabilities).await?;
         connection.init = serde_json::from_value(init)
             .map_err(|error| self.malformed(&connection, format!("its answer to `initialize`: {error}")))?;
+        Ok(connection)
+    }
+
+    /// Starts the agent and opens its session: `session/load` of the one this chatwire session had when the agent
+    /// offers it, else a new one. The bool says the agent started over without the earlier conversation.
+    async fn connect(&mut self) -> Result<(Connection, bool), Failure> {
+        let mut connection = self.start().await?;
         let cwd = self.workspace.root().display().to_string();
         let mut reset = false;
         if let Some(previous) = self.conversation.clone() {
@@ -334,30 +342,34 @@ impl AcpSession {
     /// Sends a request outside a run and waits for its answer, handling what the agent says meanwhile (a
     /// `session/load` replays the conversation as updates, which have no run to go to).
     async fn call(&self, connection: &mut Connection, method: &str, params: Value) -> Result<Value, Failure> {
+        self.call_collecting(connection, method, params, None).await
+    }
+
+    /// `call`, keeping the `update`s of the session `replayed` names that the agent sends before it answers.
+    async fn call_collecting(
+        &self,
+        connection: &mut Connection,
+        method: &str,
+        params: Value,
+        mut replayed: Option<(&str, &mut Vec<Value>)>,
+    ) -> Result<Value, Failure> {
         let answer = connection.peer.send_request(method, params).map_err(|error| self.rpc_failure(error))?;
         tokio::pin!(answer);
         let deadline = Instant::now() + self.config.start_timeout;
         loop {
             tokio::select! {
-                answer = &mut answer => return answer.map_err(|error| self.rpc_failure(error)),
-                said = connection.incoming.recv() => match said {
-                    // What the agent offers may change while it opens the session (a replay on `session/load`);
-                    // the rest of a replay has no run to go to.
-                    Some(Incoming::Notification { method, params }) if method == "session/update" => {
-                        let ours = connection.session_id.is_empty()
-                            || params.get("sessionId").and_then(Value::as_str) == Some(connection.session_id.as_str());
-                        if ours && let Ok(update) = SessionUpdate::parse(params.get("update").unwrap_or(&Value::Null)) {
-                            connection.offered.update(&update);
+                answer = &mut answer => {
+                    // What the agent said before it answered is already queued (a `session/load`'s replay): it is
+                    // handled here, not left for the first prompt's turn.
+                    while let Ok(said) = connection.incoming.try_recv() {
+                        if matches!(said, Incoming::Closed(_)) {
+                            break;
                         }
+                        self.said_outside_run(connection, Some(said), &mut replayed)?;
                     }
-                    Some(Incoming::Notification { .. }) => {}
-                    Some(Incoming::Request { id, method, .. }) => {
-                        connection.peer.respond_error(&id, METHOD_NOT_FOUND, &format!("chatwire is not running a prompt; {method} waits for one"));
-                    }
-                    Some(Incoming::Malformed(why)) => return Err(self.malformed(connection, why)),
-                    Some(Incoming::Closed(why)) => return Err(self.exited(&why)),
-                    None => return Err(self.exited("")),
-                },
+                    return answer.map_err(|error| self.rpc_failure(error));
+                }
+                said = connection.incoming.recv() => self.said_outside_run(connection, said, &mut replayed)?,
                 () = tokio::time::sleep_until(deadline) => {
                     connection.peer.kill();
                     return Err(Failure::new(
@@ -371,6 +383,43 @@ impl AcpSession {
                     ));
                 }
             }
+        }
+    }
+
+    /// Handles one thing the agent said while no prompt runs: a replayed update is kept when asked for, a request
+    /// is refused.
+    fn said_outside_run(
+        &self,
+        connection: &mut Connection,
+        said: Option<Incoming>,
+        replayed: &mut Option<(&str, &mut Vec<Value>)>,
+    ) -> Result<(), Failure> {
+        match said {
+            Some(Incoming::Notification { method, mut params }) => {
+                if method != "session/update" {
+                    return Ok(());
+                }
+                // What the agent offers may change while it opens the session (a replay on `session/load`).
+                let ours = connection.session_id.is_empty()
+                    || params.get("sessionId").and_then(Value::as_str) == Some(connection.session_id.as_str());
+                if ours && let Ok(update) = SessionUpdate::parse(params.get("update").unwrap_or(&Value::Null)) {
+                    connection.offered.update(&update);
+                }
+                if let Some((session, updates)) = replayed.as_mut()
+                    && params.get("sessionId").and_then(Value::as_str) == Some(*session)
+                {
+                    updates.push(params["update"].take());
+                }
+                Ok(())
+            }
+            Some(Incoming::Request { id, method, .. }) => {
+                let why = format!("chatwire is not running a prompt; {method} waits for one");
+                connection.peer.respond_error(&id, METHOD_NOT_FOUND, &why);
+                Ok(())
+            }
+            Some(Incoming::Malformed(why)) => Err(self.malformed(connection, why)),
+            Some(Incoming::Closed(why)) => Err(self.exited(&why)),
+            None => Err(self.exited("")),
         }
     }
 
@@ -889,5 +938,87 @@ impl AcpSession {
     /// Holds the connection in the slot for the run about to start (no idle timer: `run` takes it at once).
     fn keep_for_run(&self, connection: Connection) {
         self.slot.lock().expect("the slot lock is never poisoned").connection = Some(connection);
+    }
+}
+
+/// Pages of `session/list` read at most: 100 sessions a page (opencode's), so the 1,000 most recent.
+const LIST_PAGES: usize = 10;
+
+impl AcpSession {
+    /// The agent's own sessions in the workspace, by a process of their own that is stopped after.
+    pub(super) async fn list_own(&self) -> Result<Vec<OwnConversation>, RuntimeError> {
+        let mut connection = self.start_listing().await?;
+        self.listed(&mut connection).await
+    }
+
+    /// Replays the agent's own session `id` of the workspace, by a process of its own that is stopped after (the
+    /// imported session's first run reopens it with `session/load`, as any session's run after an idle stop).
+    pub(super) async fn replay_own(&self, id: &str) -> Result<ReplayedConversation, RuntimeError> {
+        let mut connection = self.start_listing().await?;
+        let listed = self.listed(&mut connection).await?;
+        let Some(found) = listed.into_iter().find(|conversation| conversation.id == id) else {
+            return Err(RuntimeError::UnknownConversation(format!(
+                "the agent {} has no session {id} in {}",
+                self.name(),
+                self.workspace.root().display()
+            )));
+        };
+        let load = json!({"sessionId": id, "cwd": self.workspace.root().display().to_string(), "mcpServers": []});
+        let mut updates = Vec::new();
+        self.call_collecting(&mut connection, "session/load", load, Some((id, &mut updates)))
+            .await
+            .map_err(|failure| RuntimeError::Agent(failure.message))?;
+        let mut replay = Replay::new(self.workspace.root());
+        for update in &updates {
+            let update = SessionUpdate::parse(update).map_err(|why| {
+                RuntimeError::Agent(format!("the agent {} replayed a malformed update: {why}", self.name()))
+            })?;
+            replay.update(update);
+        }
+        Ok(ReplayedConversation { conversation: ConversationRef::new(id), title: found.title, turns: replay.finish() })
+    }
+
+    /// Starts the agent for listing, refusing one that cannot both list its sessions and load one.
+    async fn start_listing(&self) -> Result<Connection, RuntimeError> {
+        let connection = self.start().await.map_err(|failure| RuntimeError::Agent(failure.message))?;
+        let capabilities = &connection.init.agent_capabilities;
+        if capabilities.session_capabilities.list.is_none() || !capabilities.load_session {
+            return Err(RuntimeError::Unavailable(format!(
+                "the agent {} cannot open its own sessions here: it does not offer both `session/list` and \
+                 `session/load`",
+                self.name()
+            )));
+        }
+        Ok(connection)
+    }
+
+    async fn listed(&self, connection: &mut Connection) -> Result<Vec<OwnConversation>, RuntimeError> {
+        let cwd = self.workspace.root().display().to_string();
+        let mut conversations = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..LIST_PAGES {
+            let mut params = json!({"cwd": cwd});
+            if let Some(cursor) = cursor.take() {
+                params["cursor"] = Value::String(cursor);
+            }
+            let page = self
+                .call(connection, "session/list", params)
+                .await
+                .map_err(|failure| RuntimeError::Agent(failure.message))?;
+            let page: SessionList = serde_json::from_value(page).map_err(|error| {
+                RuntimeError::Agent(format!("the agent {} answered `session/list` wrongly: {error}", self.name()))
+            })?;
+            conversations.extend(page.sessions.into_iter().map(|session| OwnConversation {
+                updated_at: session.updated_at.as_deref().and_then(epoch_ms),
+                id: session.session_id,
+                title: session.title.filter(|title| !title.trim().is_empty()),
+                cwd: session.cwd,
+            }));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        Ok(conversations)
     }
 }

@@ -423,7 +423,8 @@ mod tests {
     #[tokio::test]
     async fn timeout_kills() {
         let (_dir, ws) = workspace();
-        let out = within_hang_guard(run(&tool(), &ws, json!({"command": "echo before; sleep 1000", "timeout": 1}))).await;
+        let out =
+            within_hang_guard(run(&tool(), &ws, json!({"command": "echo before; sleep 1000", "timeout": 1}))).await;
         assert!(out.is_error);
         assert_eq!(out.text, "before\n\n\nCommand timed out after 1 seconds");
     }

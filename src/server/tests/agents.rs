@@ -241,3 +241,22 @@ async fn a_session_whose_agent_is_no_longer_offered_is_refused_by_name_and_never
     let (status, body) = answer(&app, post("/api/sessions/gone/fork", r#"{"messageId": "old-1"}"#)).await;
     refused_saying((status, Some(body)), &["runs on goose"]);
 }
+
+#[tokio::test]
+async fn an_agent_without_conversations_of_its_own_says_so_and_an_import_needs_an_agent() {
+    let (app, _chat) = app_with_agents(None).await;
+    let (_, agents) = answer(&app, get("/api/agents")).await;
+    let why = agents["agents"][2]["openUnavailable"].as_str().expect("pi cannot open its own sessions here");
+    assert!(why.contains("pi"), "{why}");
+    let (status, body) = answer(&app, get("/api/agents/pi/conversations")).await;
+    assert_eq!((status, body["message"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(why)));
+    let (status, body) = answer(&app, get("/api/agents/goose/conversations")).await;
+    refused_saying((status, Some(body)), &["goose", "agent, other, pi"]);
+    let (status, body) = answer(&app, post("/api/sessions", r#"{"agent": "pi", "conversation": "ses_1"}"#)).await;
+    assert_eq!((status, body["message"].as_str()), (StatusCode::UNPROCESSABLE_ENTITY, Some(why)));
+    let (status, body) = answer(&app, post("/api/sessions", r#"{"conversation": "ses_1"}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("agent"), "{body}");
+    let (_, list) = answer(&app, get("/api/sessions")).await;
+    assert_eq!(list["sessions"], json!([]), "no session was made");
+}
