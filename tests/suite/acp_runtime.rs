@@ -466,18 +466,9 @@ async fn a_chosen_option_is_set_again_on_an_agent_process_that_forgot_it() {
 /// A server like `start`'s whose sessions all work in `workspace` (`--workspace`), where the agent's own sessions
 /// are.
 fn start_in(dir: &Path, behaviour: &str, workspace: &Path) -> Server {
-    let config = dir.join("chatwire.toml");
-    let table = format!(
-        "[agent.fake]\ncommand = \"node\"\nargs = [{:?}, {:?}]\nstart_timeout_secs = 5\n",
-        fake_agent(),
-        behaviour
-    );
-    std::fs::write(&config, table).unwrap();
-    Server::start(
-        &dir.join("data"),
-        &script_file(dir, r#"{"turns":[{"text":"unused"}]}"#),
-        &["--config", config.to_str().unwrap(), "--default-agent", "fake", "--workspace", workspace.to_str().unwrap()],
-    )
+    let config = agent_config(dir, behaviour, "");
+    let args = ["--config", config.as_str(), "--default-agent", "fake", "--workspace", workspace.to_str().unwrap()];
+    Server::start(&dir.join("data"), &unused_script(dir), &args)
 }
 
 async fn get_json(server: &Server, path: &str) -> (u16, Value) {

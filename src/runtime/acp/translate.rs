@@ -225,13 +225,7 @@ impl Turn {
             }
             Some(ToolCallStatus::Pending | ToolCallStatus::InProgress | ToolCallStatus::Other(_)) | None => {
                 if !call.content.is_empty() {
-                    let (partial_result, _) = result(call, false, &self.workspace);
-                    events.push(AgentEvent::ToolExecutionUpdate {
-                        tool_call_id: id,
-                        tool_name: call.name.clone(),
-                        args: Value::Null,
-                        partial_result,
-                    });
+                    events.push(progress(id, call, &self.workspace));
                 }
             }
         }
@@ -262,13 +256,7 @@ impl Turn {
                 continue;
             }
             call.terminal = seen;
-            let (partial_result, _) = result(call, false, &self.workspace);
-            events.push(AgentEvent::ToolExecutionUpdate {
-                tool_call_id: id,
-                tool_name: call.name.clone(),
-                args: Value::Null,
-                partial_result,
-            });
+            events.push(progress(id, call, &self.workspace));
         }
         events
     }
@@ -290,6 +278,12 @@ impl Turn {
             })
             .collect()
     }
+}
+
+/// What a running call shows so far.
+fn progress(tool_call_id: String, call: &Call, workspace: &Path) -> AgentEvent {
+    let (partial_result, _) = result(call, false, workspace);
+    AgentEvent::ToolExecutionUpdate { tool_call_id, tool_name: call.name.clone(), args: Value::Null, partial_result }
 }
 
 fn failed(message: &str, code: &'static str) -> (crate::runtime::event::StopReason, Option<String>, TurnEnd) {
