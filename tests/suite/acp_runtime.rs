@@ -233,6 +233,61 @@ async fn a_terminal_the_agent_asks_for_streams_into_its_bash_row() {
     assert_eq!(bash["output"]["output"], "one\ntwo", "{bash}");
 }
 
+/// A real one-pixel PNG, which the server's sniffing takes for an image.
+const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\rIDATx\x9cc\xf8\x0f\0\x01\x01\x01\0\x18\xdd\x8d\xb4\0\0\0\0IEND\xaeB`\x82";
+
+/// Uploads `bytes` as `name`; the reference a message attaches it by.
+async fn attach(server: &Server, name: &str, media_type: &str, bytes: &[u8]) -> Value {
+    let url = server.url(&format!("/api/attachments?name={name}&type={media_type}"));
+    let request = server.http.post(url).bearer_auth(TOKEN).header("content-type", "application/octet-stream");
+    let response = request.body(bytes.to_vec()).send().await.unwrap();
+    let status = response.status();
+    let kept: Value = response.json().await.unwrap();
+    assert_eq!(status, 200, "uploading {name}: {kept}");
+    json!({"id": kept["id"], "name": name})
+}
+
+#[tokio::test]
+async fn attachments_go_as_image_and_resource_blocks_where_the_agent_takes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), "normal", "env = { FAKE_ACP_TAKES = \"image,embeddedContext\" }\n");
+    let session = server.new_session().await;
+    let files = [
+        attach(&server, "note.txt", "text/plain", b"hello note\n").await,
+        attach(&server, "dot.png", "image/png", PNG).await,
+    ];
+    let body = json!({"sessionId": session, "message": "describe the prompt", "attachments": files});
+    let response = server.post("/api/chat", &body).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let frames = Lines::new(response).rest(WAIT).await;
+    let done: Value = serde_json::from_str(frames.iter().rev().find(|l| kind(l) == "done").unwrap()).unwrap();
+    let said = answer_text(&done);
+    assert!(said.starts_with(r#"text "describe the prompt"; "#), "{said}");
+    assert!(said.contains(r#"resource file:///note.txt text/plain "hello note\n""#), "{said}");
+    assert!(said.contains(&format!("image image/png {} bytes", PNG.len())), "{said}");
+}
+
+#[tokio::test]
+async fn an_agent_that_takes_no_images_refuses_them_by_name_and_gets_text_files_in_the_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), "normal");
+    let session = server.new_session().await;
+    let note = attach(&server, "note.txt", "text/plain", b"hello note\n").await;
+    let body = json!({"sessionId": session, "message": "describe the prompt", "attachments": [note]});
+    let frames = Lines::new(server.post("/api/chat", &body).send().await.unwrap()).rest(WAIT).await;
+    let done: Value = serde_json::from_str(frames.iter().rev().find(|l| kind(l) == "done").unwrap()).unwrap();
+    let said = answer_text(&done);
+    assert!(said.starts_with(r#"text "describe the prompt"#) && said.contains("hello note"), "{said}");
+    assert!(!said.contains("resource"), "{said}");
+
+    let dot = attach(&server, "dot.png", "image/png", PNG).await;
+    let body = json!({"sessionId": session, "message": "describe the prompt", "attachments": [dot]});
+    let frames = Lines::new(server.post("/api/chat", &body).send().await.unwrap()).rest(WAIT).await;
+    let error: Value = serde_json::from_str(frames.iter().rev().find(|l| kind(l) == "error").unwrap()).unwrap();
+    assert_eq!(error["code"], "images_unsupported", "{error}");
+    assert!(error["message"].as_str().unwrap().contains("dot.png"), "{error}");
+}
+
 #[tokio::test]
 async fn stop_cancels_the_turn_and_keeps_what_was_said() {
     let dir = tempfile::tempdir().unwrap();

@@ -71,6 +71,17 @@ async function prompt(id, { sessionId, prompt }) {
   const text = prompt.filter((block) => block.type === 'text').map((block) => block.text).join('\n');
   if (MISBEHAVIOURS.includes(behaviour) && firstTime()) return misbehave(id, sessionId);
   if (recorded.has(sessionId)) record(sessionId, { sessionUpdate: 'user_message_chunk', messageId: `user-${id}`, content: { type: 'text', text } });
+  if (text.includes('describe the prompt')) {
+    // Says what content blocks the prompt held, so a test can see what chatwire sent for its attachments.
+    const described = prompt.map((block) => {
+      if (block.type === 'text') return `text ${JSON.stringify(block.text)}`;
+      if (block.type === 'image') return `image ${block.mimeType} ${Buffer.from(block.data, 'base64').length} bytes`;
+      if (block.type === 'resource') return `resource ${block.resource.uri} ${block.resource.mimeType} ${JSON.stringify(block.resource.text)}`;
+      return block.type;
+    });
+    update(sessionId, { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: described.join('; ') } });
+    return send({ id, result: { stopReason: 'end_turn' } });
+  }
   if (text.includes('history')) {
     // What the agent remembers of the session: the user's earlier messages.
     const said = history().filter((line) => line.sessionId === sessionId && line.update.sessionUpdate === 'user_message_chunk');
@@ -207,7 +218,11 @@ function handle(message) {
       if (behaviour === 'silent-init' && firstTime()) return;
       return send({ id, result: { protocolVersion: 1, agentCapabilities: {
         loadSession: true,
-        promptCapabilities: { image: false, embeddedContext: false },
+        // FAKE_ACP_TAKES=image,embeddedContext: the content it takes besides text (none by default).
+        promptCapabilities: {
+          image: (process.env.FAKE_ACP_TAKES ?? '').split(',').includes('image'),
+          embeddedContext: (process.env.FAKE_ACP_TAKES ?? '').split(',').includes('embeddedContext'),
+        },
         sessionCapabilities: behaviour === 'no-list' ? {} : { list: {} },
       }, agentInfo: { name: 'fake-acp', version: '1' } } });
     case 'session/new': {
