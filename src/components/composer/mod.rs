@@ -22,8 +22,8 @@ use super::picker::Picker;
 use super::usage::ContextMeter;
 use crate::draft::{self, ExportFormat, Mention, Offered, command_being_typed, mention_being_typed};
 use crate::protocol::{
-    AgentCommand, AgentMode, AgentOption, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse, FileMatch, ModelInfo,
-    PlanAction, Rerun, StreamingBehavior,
+    AgentCommand, AgentMode, AgentOption, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse,
+    FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
 };
 
 /// A message as the composer hands it over.
@@ -597,9 +597,10 @@ fn AgentOptionPickers(options: Signal<Vec<AgentOption>>, on_option: Callback<(St
             .get()
             .into_iter()
             .map(|option| {
-                let choices = option.choices.iter().map(|c| {
-                    (c.value.clone(), c.name.clone(), c.description.clone().unwrap_or_default())
-                });
+                let choices = option
+                    .choices
+                    .iter()
+                    .map(|c| (c.value.clone(), c.name.clone(), c.description.clone().unwrap_or_default()));
                 let id = option.id.clone();
                 view! {
                     <Picker
