@@ -2,9 +2,12 @@
 //! being typed, and the edits that complete either. Pure text functions, shared by the composer and native tests.
 //!
 //! A draft is a command when it starts with `/` and a name of letters (then digits, `-`, `_`), followed by a space
-//! or nothing: `/etc/hosts is wrong` and `/ 2` are sent as they are. A name that is no command is said to be
-//! unknown, not sent. Carets are byte offsets into the draft; the browser's UTF-16 offsets are converted at the edge
+//! or nothing: `/etc/hosts is wrong` and `/ 2` are sent as they are. A name that is one of the session's agent's
+//! own commands (an ACP agent's `available_commands`) is text for the agent, which runs it; chatwire's own commands
+//! keep their name when the agent offers the same. Any other name is said to be unknown, not sent. Carets are byte offsets into the draft; the browser's UTF-16 offsets are converted at the edge
 //! ([`byte_offset`], [`utf16_offset`]).
+
+use crate::protocol::AgentCommand;
 
 /// A command the composer carries out instead of sending the draft.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +75,31 @@ impl CommandInfo {
     }
 }
 
+/// One entry of the `/` list: one of chatwire's commands, or one the session's agent offers (sent to it as text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Offered {
+    Own(CommandInfo),
+    Agent(AgentCommand),
+}
+
+impl Offered {
+    /// Without the `/`.
+    pub fn name(&self) -> &str {
+        match self {
+            Offered::Own(command) => command.name,
+            Offered::Agent(command) => &command.name,
+        }
+    }
+
+    /// True when choosing it with Enter should wait for text: an agent's command says so with its hint.
+    pub fn takes_args(&self) -> bool {
+        match self {
+            Offered::Own(command) => command.takes_args(),
+            Offered::Agent(command) => command.hint.is_some(),
+        }
+    }
+}
+
 /// Every command, in the order the list shows them.
 pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo { name: "new", args: "", about: "Start a new chat" },
@@ -84,10 +112,21 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo { name: "help", args: "", about: "List the commands" },
 ];
 
-/// The commands whose name starts with `typed` (without the `/`, any case), in list order.
-pub fn commands_starting(typed: &str) -> Vec<CommandInfo> {
+/// The commands whose name starts with `typed` (without the `/`, any case): ours in list order, then the agent's
+/// in its order, leaving out one that has the name of ours (ours is what such a name runs).
+pub fn commands_starting(typed: &str, agent: &[AgentCommand]) -> Vec<Offered> {
     let typed = typed.to_lowercase();
-    COMMANDS.iter().filter(|command| command.name.starts_with(&typed)).copied().collect()
+    let own = COMMANDS.iter().filter(|command| command.name.starts_with(&typed)).copied().map(Offered::Own);
+    let theirs = agent
+        .iter()
+        .filter(|command| command.name.to_lowercase().starts_with(&typed) && !is_own(&command.name))
+        .cloned()
+        .map(Offered::Agent);
+    own.chain(theirs).collect()
+}
+
+fn is_own(name: &str) -> bool {
+    COMMANDS.iter().any(|command| command.name.eq_ignore_ascii_case(name))
 }
 
 /// "/new, /plan, …": the commands, for messages.
@@ -107,8 +146,8 @@ fn split_command(draft: &str) -> Option<(&str, &str)> {
         .then(|| (name, rest[end..].trim()))
 }
 
-/// Reads a draft being sent.
-pub fn parse(draft: &str) -> Draft {
+/// Reads a draft being sent; `agent` are the commands the session's agent offers.
+pub fn parse(draft: &str, agent: &[AgentCommand]) -> Draft {
     let Some((name, rest)) = split_command(draft) else { return Draft::Text };
     let nothing_after = |command: SlashCommand| {
         if rest.is_empty() {
@@ -130,6 +169,7 @@ pub fn parse(draft: &str) -> Draft {
             "json" => Draft::Command(SlashCommand::Export(ExportFormat::Json)),
             _ => Draft::Invalid(format!("/export takes md or json, not {rest:?}.")),
         },
+        _ if agent.iter().any(|command| command.name.eq_ignore_ascii_case(name)) => Draft::Text,
         _ => Draft::Unknown(name.to_owned()),
     }
 }
@@ -215,35 +255,72 @@ mod tests {
 
     use super::*;
 
+    fn parse_ours(draft: &str) -> Draft {
+        parse(draft, &[])
+    }
+
+    fn agent(name: &str, hint: Option<&str>) -> AgentCommand {
+        AgentCommand { name: name.into(), description: format!("{name} it"), hint: hint.map(str::to_owned) }
+    }
+
+    #[test]
+    fn a_command_the_agent_offers_goes_to_it_as_text() {
+        let offered = [agent("review", Some("branch")), agent("init", None), agent("new", None)];
+        assert_eq!(parse("/review main", &offered), Draft::Text);
+        assert_eq!(parse("/init", &offered), Draft::Text);
+        assert_eq!(parse("/REVIEW", &offered), Draft::Text, "any case, as ours");
+        assert_eq!(parse("/new", &offered), Draft::Command(SlashCommand::New), "ours keeps its name");
+        assert!(matches!(parse("/new chat", &offered), Draft::Invalid(_)), "ours, read as ours");
+        assert_eq!(parse("/deploy", &offered), Draft::Unknown("deploy".into()));
+        assert_eq!(parse("/review main", &[]), Draft::Unknown("review".into()), "another session's agent's");
+    }
+
+    #[test]
+    fn the_list_shows_the_agents_commands_after_ours() {
+        let offered = [agent("review", Some("branch")), agent("init", None), agent("Plan", None)];
+        let names = |typed: &str| -> Vec<String> {
+            commands_starting(typed, &offered).iter().map(|c| c.name().to_owned()).collect()
+        };
+        assert_eq!(names("")[8..], ["review", "init"], "ours first; the agent's /Plan is ours");
+        assert_eq!(names("r"), ["review"]);
+        assert_eq!(names("I"), ["init"]);
+        assert_eq!(names("p"), ["plan"]);
+        let found = commands_starting("re", &offered);
+        assert_eq!(found, [Offered::Agent(offered[0].clone())]);
+        assert!(found[0].takes_args(), "its hint says it takes text");
+        assert!(!commands_starting("in", &offered)[0].takes_args());
+        assert!(commands_starting("n", &offered)[0].eq(&Offered::Own(COMMANDS[0])));
+    }
+
     #[test]
     fn commands_are_read_with_their_text() {
-        assert_eq!(parse("/new"), Draft::Command(SlashCommand::New));
-        assert_eq!(parse("  /NEW  "), Draft::Command(SlashCommand::New), "any case, surrounding blanks");
-        assert_eq!(parse("/plan fix the bug"), Draft::Command(SlashCommand::Plan("fix the bug".into())));
-        assert_eq!(parse("/plan"), Draft::Command(SlashCommand::Plan(String::new())));
-        assert_eq!(parse("/agent\n go  on "), Draft::Command(SlashCommand::Agent("go  on".into())));
-        assert_eq!(parse("/model fast"), Draft::Command(SlashCommand::Model("fast".into())));
-        assert_eq!(parse("/compact"), Draft::Command(SlashCommand::Compact(String::new())));
-        assert_eq!(parse("/compact keep the API"), Draft::Command(SlashCommand::Compact("keep the API".into())));
-        assert_eq!(parse("/stop"), Draft::Command(SlashCommand::Stop));
-        assert_eq!(parse("/export"), Draft::Command(SlashCommand::Export(ExportFormat::Markdown)));
-        assert_eq!(parse("/export JSON"), Draft::Command(SlashCommand::Export(ExportFormat::Json)));
-        assert_eq!(parse("/help"), Draft::Command(SlashCommand::Help));
+        assert_eq!(parse_ours("/new"), Draft::Command(SlashCommand::New));
+        assert_eq!(parse_ours("  /NEW  "), Draft::Command(SlashCommand::New), "any case, surrounding blanks");
+        assert_eq!(parse_ours("/plan fix the bug"), Draft::Command(SlashCommand::Plan("fix the bug".into())));
+        assert_eq!(parse_ours("/plan"), Draft::Command(SlashCommand::Plan(String::new())));
+        assert_eq!(parse_ours("/agent\n go  on "), Draft::Command(SlashCommand::Agent("go  on".into())));
+        assert_eq!(parse_ours("/model fast"), Draft::Command(SlashCommand::Model("fast".into())));
+        assert_eq!(parse_ours("/compact"), Draft::Command(SlashCommand::Compact(String::new())));
+        assert_eq!(parse_ours("/compact keep the API"), Draft::Command(SlashCommand::Compact("keep the API".into())));
+        assert_eq!(parse_ours("/stop"), Draft::Command(SlashCommand::Stop));
+        assert_eq!(parse_ours("/export"), Draft::Command(SlashCommand::Export(ExportFormat::Markdown)));
+        assert_eq!(parse_ours("/export JSON"), Draft::Command(SlashCommand::Export(ExportFormat::Json)));
+        assert_eq!(parse_ours("/help"), Draft::Command(SlashCommand::Help));
     }
 
     #[test]
     fn an_unknown_name_is_said_and_a_wrong_argument_is_explained() {
-        assert_eq!(parse("/deploy now"), Draft::Unknown("deploy".into()));
-        assert_eq!(parse("/x-1"), Draft::Unknown("x-1".into()));
-        assert!(matches!(parse("/export pdf"), Draft::Invalid(message) if message.contains("md or json")));
-        assert!(matches!(parse("/new chat"), Draft::Invalid(message) if message.starts_with("/new")));
-        assert!(matches!(parse("/stop it"), Draft::Invalid(_)));
+        assert_eq!(parse_ours("/deploy now"), Draft::Unknown("deploy".into()));
+        assert_eq!(parse_ours("/x-1"), Draft::Unknown("x-1".into()));
+        assert!(matches!(parse_ours("/export pdf"), Draft::Invalid(message) if message.contains("md or json")));
+        assert!(matches!(parse_ours("/new chat"), Draft::Invalid(message) if message.starts_with("/new")));
+        assert!(matches!(parse_ours("/stop it"), Draft::Invalid(_)));
     }
 
     #[test]
     fn text_that_only_starts_with_a_slash_is_sent() {
         for text in ["/etc/hosts is wrong", "/ 2", "/", "//comment", "/1st try", "hello /new", "", "/é"] {
-            assert_eq!(parse(text), Draft::Text, "{text:?}");
+            assert_eq!(parse_ours(text), Draft::Text, "{text:?}");
         }
     }
 
@@ -257,11 +334,11 @@ mod tests {
         assert_eq!(command_being_typed(" /plan", 6), None, "only at the very start");
         assert_eq!(command_being_typed("/etc/", 5), None);
         assert_eq!(command_being_typed("/p", 9), None, "a caret past the end");
-        let names: Vec<&str> = commands_starting("").iter().map(|c| c.name).collect();
+        let names: Vec<String> = commands_starting("", &[]).iter().map(|c| c.name().to_owned()).collect();
         assert_eq!(names, ["new", "plan", "agent", "model", "compact", "stop", "export", "help"]);
-        let names: Vec<&str> = commands_starting("C").iter().map(|c| c.name).collect();
+        let names: Vec<String> = commands_starting("C", &[]).iter().map(|c| c.name().to_owned()).collect();
         assert_eq!(names, ["compact"]);
-        assert!(commands_starting("zz").is_empty());
+        assert!(commands_starting("zz", &[]).is_empty());
     }
 
     #[test]
@@ -306,7 +383,7 @@ mod tests {
     proptest! {
         #[test]
         fn reading_and_completing_never_panic(draft in "\\PC{0,12}", caret in 0_usize..40, path in "[a-z/.]{0,8}") {
-            let _ = parse(&draft);
+            let _ = parse(&draft, &[agent("review", None)]);
             let _ = command_being_typed(&draft, caret);
             if let Some(mention) = mention_being_typed(&draft, caret) {
                 let (text, at) = complete_mention(&draft, mention.start, caret, &path);

@@ -3,7 +3,8 @@
 // OpenAI-compatible server of tests/fixtures/acp/record, and whose permission rules ask before bash. The permission
 // request is an approval card with opencode's own options as buttons; the page is reloaded while the card waits (the
 // run resumes, the card is still there), and "Always allow" goes back to opencode, which runs the command, answers,
-// and runs the next command without asking again.
+// and runs the next command without asking again. Also: after a first run the composer's `/` list shows opencode's
+// own commands, marked as its, and the model option is a select whose pick holds across a reload.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -27,8 +28,10 @@ const SCRIPT = [
   [{ text: 'And hello after that.' }],
 ];
 
-/** opencode's environment: everything of its own in `home`, its model the fake server, bash asked for. */
-async function opencodeEnv(home, baseURL) {
+const MODEL = { name: 'Fake Model', tool_call: true, limit: { context: 100000, output: 8192 } };
+
+/** opencode's environment: everything of its own in `home`, its models the fake server's, bash asked for. */
+async function opencodeEnv(home, baseURL, models = { 'fake-model': MODEL }) {
   const config = path.join(home, 'config/opencode');
   await fs.mkdir(path.join(config, 'node_modules'), { recursive: true });
   // Without these opencode installs its plugin package from the npm registry in the background.
@@ -37,7 +40,7 @@ async function opencodeEnv(home, baseURL) {
   await fs.writeFile(path.join(config, 'package-lock.json'), JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: plugin } } }));
   const opencodeConfig = {
     provider: { fake: { npm: '@ai-sdk/openai-compatible', name: 'Fake', options: { baseURL, apiKey: 'test-key' },
-      models: { 'fake-model': { name: 'Fake Model', tool_call: true, limit: { context: 100000, output: 8192 } } } } },
+      models } },
     model: 'fake/fake-model',
     small_model: 'fake/fake-model',
     permission: { bash: 'ask' },
@@ -172,6 +175,70 @@ describe("an ACP agent's own sessions (opencode)", () => {
 
     await sendPrompt(page, 'Do you remember the files?');
     await page.getByText('Yes, notes.txt.').waitFor({ timeout: 90_000 });
+    check();
+  });
+});
+
+// What opencode offers besides the conversation: its commands in the `/` list (marked as opencode's) and its model
+// as a select, with two models configured at the fake server.
+describe('what an ACP agent offers (opencode)', () => {
+  let server;
+  let model;
+  let dir;
+
+  before(async () => {
+    await fs.access(OPENCODE);
+    const { startFakeOpenAI } = await import(FAKE_OPENAI);
+    model = await startFakeOpenAI({ script: [[{ text: 'Hello from the first model.' }]] });
+    dir = await makeTempDir('chatwire-opencode-offers-');
+    const models = { 'fake-model': MODEL, 'fake-model-2': { ...MODEL, name: 'Fake Model Two' } };
+    const env = await opencodeEnv(path.join(dir, 'home'), `http://127.0.0.1:${model.port}/v1`, models);
+    const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
+    const config = path.join(dir, 'chatwire.toml');
+    await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
+    server = await startServer({ args: ['--config', config, '--default-agent', 'opencode'] });
+  }, { timeout: 90_000 });
+
+  after(async () => {
+    await server?.stop();
+    await model?.close();
+    if (dir) await removeDir(dir);
+  }, { timeout: 30_000 });
+
+  test("the / list shows opencode's commands, and its model select switches the model", { timeout: 180_000 }, async (t) => {
+    const { page, check } = await openChat(t, server, { viewport: { width: 1000, height: 800 } });
+    // Before the first run the agent has offered nothing: no select.
+    const select = page.locator('[data-testid="agent-option-model"]');
+    assert.equal(await select.count(), 0);
+    await sendPrompt(page, 'Say hello.');
+    await page.getByText('Hello from the first model.').waitFor({ timeout: 90_000 });
+
+    const box = page.locator('[data-testid="composer"] textarea');
+    await box.click();
+    await page.keyboard.type('/in');
+    const entry = page.getByTestId('composer-suggestions').locator('[role="option"]', { hasText: '/init' });
+    await entry.waitFor({ timeout: 20_000 });
+    assert.equal(await entry.getByTestId('agent-command').textContent(), 'opencode');
+    await entry.click();
+    assert.equal(await box.inputValue(), '/init ');
+    await box.fill('');
+
+    await select.waitFor({ timeout: 30_000 });
+    assert.equal(await select.inputValue(), 'fake/fake-model');
+    assert.equal(await select.getAttribute('aria-label'), 'Model');
+    const answered = page.waitForResponse((response) => response.url().endsWith('/agent-option'), { timeout: 60_000 });
+    await select.selectOption('fake/fake-model-2');
+    assert.equal((await answered).status(), 200);
+    assert.equal(await page.locator('.chat__problem').count(), 0);
+    assert.equal(await select.inputValue(), 'fake/fake-model-2');
+
+    await page.reload();
+    await waitForHydration(page);
+    await select.waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => {
+      const picked = document.querySelector('[data-testid="agent-option-model"]');
+      return picked?.value === 'fake/fake-model-2';
+    }, null, { timeout: 30_000 });
     check();
   });
 });

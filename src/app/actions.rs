@@ -159,6 +159,9 @@ pub struct PageRequests {
     /// Renames a session: (session id, new title).
     pub rename: Callback<(String, String)>,
     pub delete: Callback<String>,
+    /// Sets one of the options the session's agent offers: (option id, value). The new value comes back as an
+    /// `agent_options` frame; a refusal is said on the problem line.
+    pub set_option: Callback<(String, String)>,
     /// Picks the model later sends run on, and remembers it in this browser.
     pub pick_model: Callback<String>,
     /// Picks the agent the next new chat runs on, and remembers it in this browser.

@@ -52,6 +52,7 @@ fn connect(_state: PageState) -> PageRequests {
         find_files: Callback::new(|_| {}),
         export: Callback::new(|_| {}),
         upload: Callback::new(|_| {}),
+        set_option: Callback::new(|_| {}),
     }
 }
 
@@ -204,6 +205,15 @@ fn ChatPage() -> impl IntoView {
         PaletteChoice::Model(name) => requests.pick_model.run(name),
         PaletteChoice::Theme(theme) => requests.set_theme.run(theme),
     });
+    // What the session's agent offers, as the reducer keeps its latest `agent_options` frame; its own memo, so the
+    // composer's pickers are drawn again when that changes, not at every frame.
+    let offered = Memo::new(move |_| state.chat.with(|chat| chat.agent_options.clone().unwrap_or_default()));
+    let agent_commands = Signal::derive(move || offered.with(|offered| offered.commands.clone()));
+    let agent_options = Signal::derive(move || {
+        // A refused pick says so on the problem line; drawing the pickers again then shows the value in force.
+        state.problem.track();
+        offered.with(|offered| offered.options.clone())
+    });
     let note = RwSignal::new(None::<String>);
     let on_command = Callback::new(move |command: PageCommand| match command {
         PageCommand::NewChat => requests.go_to.run(None),
@@ -246,7 +256,7 @@ fn ChatPage() -> impl IntoView {
                     agents=Signal::derive(move || {
                         state.agents.with(|agents| {
                             let agents = agents.iter().flat_map(|agents| &agents.agents);
-                            agents.map(|agent| (agent.name.clone(), String::new())).collect()
+                            agents.map(|agent| (agent.name.clone(), agent.name.clone(), String::new())).collect()
                         })
                     })
                     new_chat=Signal::derive(move || state.session_id.with(Option::is_none))
@@ -292,6 +302,10 @@ fn ChatPage() -> impl IntoView {
                     note
                     upload=requests.upload
                     limits=state.attachment_limits
+                    agent=Signal::derive(move || state.agent_info().map(|agent| agent.name))
+                    agent_commands
+                    agent_options
+                    on_option=requests.set_option
                 />
             </main>
         </div>

@@ -165,6 +165,13 @@ pub async fn show_branch(session_id: &str, message_id: &str) -> Result<BranchFra
     json::<BranchFrame>(&checked(request.send().await?).await?).await
 }
 
+/// Sets one of the options the session's agent offers (`POST /api/sessions/{id}/agent-option`).
+pub async fn set_agent_option(session_id: &str, request: &AgentOptionRequest) -> Result<(), ClientError> {
+    let request = Request::post(&format!("/api/sessions/{session_id}/agent-option")).json(request)?;
+    checked(request.send().await?).await?;
+    Ok(())
+}
+
 pub async fn restore_files(session_id: &str, message_id: &str) -> Result<RestoreResponse, ClientError> {
     let body = RestoreRequest { message_id: message_id.to_owned() };
     let request = Request::post(&format!("/api/sessions/{session_id}/restore")).json(&body)?;

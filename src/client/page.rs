@@ -76,6 +76,13 @@ pub fn connect(state: PageState) -> PageRequests {
                 }
             })
         }),
+        set_option: Callback::new(move |(id, value): (String, String)| {
+            leptos::task::spawn_local(async move {
+                if let Some(rare) = rare::load(state).await {
+                    (rare.set_option)(state, id, value).await;
+                }
+            })
+        }),
         load_changes: Callback::new(move |(key, into): (String, RwSignal<ChangesLoad>)| {
             leptos::task::spawn_local(async move {
                 match rare::load(state).await {

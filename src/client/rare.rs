@@ -1,4 +1,5 @@
-//! The page's rarer requests (fork, restore files, show another version, a run's changes) as a WASM chunk of their
+//! The page's rarer requests (fork, restore files, show another version, a run's changes, an agent's option) as a
+//! WASM chunk of their
 //! own (`cargo leptos --split`), fetched the first time one of them is asked for.
 //!
 //! Each is a click away and then waits on the server anyway; their response types (the fork's workspace, the
@@ -13,6 +14,7 @@ use wasm_split_helpers::{SplitLoaderError, wasm_split};
 use super::follow::{self, Page};
 use crate::app::PageState;
 use crate::components::{ChangesLoad, OwnSessions};
+use crate::protocol::AgentOptionRequest;
 
 type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
 
@@ -25,6 +27,7 @@ pub struct Rare {
     pub load_changes: fn(PageState, String, RwSignal<ChangesLoad>) -> Boxed<()>,
     pub list_conversations: fn(String, RwSignal<OwnSessions>) -> Boxed<()>,
     pub open_conversation: fn(Page, String, String) -> Boxed<()>,
+    pub set_option: fn(PageState, String, String) -> Boxed<()>,
 }
 
 /// The split point: everything only this reaches goes into the chunk.
@@ -37,7 +40,33 @@ fn rare() -> Result<Rare, SplitLoaderError> {
         load_changes: |state, key, into| Box::pin(super::page::load_changes(state, key, into)),
         list_conversations: |agent, into| Box::pin(list_conversations(agent, into)),
         open_conversation: |page, agent, id| Box::pin(follow::open_conversation(page, agent, id)),
+        set_option: |state, id, value| Box::pin(set_option(state, id, value)),
     })
+}
+
+/// Sets the session's agent's option `config_id` to `value`.
+async fn set_option(state: PageState, config_id: String, value: String) {
+    let Some(session_id) = state.session_id.get_untracked() else { return };
+    // Cleared only when it says something: clearing draws the pickers again, which would show the old value while
+    // the agent takes the new one.
+    if state.problem.with_untracked(Option::is_some) {
+        state.problem.set(None);
+    }
+    let request = AgentOptionRequest { config_id, value };
+    match super::set_agent_option(&session_id, &request).await {
+        // What the agent then offers also comes as an `agent_options` frame, in the stream of a run going on; with
+        // none going the server logs it, and this page, following no stream, shows the value here.
+        Ok(()) if state.session_id.with_untracked(|on_screen| on_screen.as_deref() == Some(session_id.as_str())) => {
+            state.chat.update(|chat| {
+                let mut options = chat.agent_options.iter_mut().flat_map(|offered| &mut offered.options);
+                if let Some(option) = options.find(|option| option.id == request.config_id) {
+                    option.current = request.value;
+                }
+            })
+        }
+        Ok(()) => {}
+        Err(error) => state.problem.set(Some(format!("The agent did not take that setting: {error}"))),
+    }
 }
 
 /// Lists the agent's own conversations into `into`.

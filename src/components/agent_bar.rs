@@ -28,7 +28,7 @@ pub fn AgentBar(
     several: Signal<bool>,
     /// The agents, in the server's order, each with a hint (may be empty).
     #[prop(into)]
-    agents: Signal<Vec<(String, String)>>,
+    agents: Signal<Vec<(String, String, String)>>,
     /// True in New chat (no session on screen yet): the agent can still be picked.
     #[prop(into)]
     new_chat: Signal<bool>,

@@ -1,24 +1,28 @@
-//! A native `<select>` of names: the model picker and New chat's agent picker. Keyboard and screen-reader behaviour
-//! come with the element, and the two pickers share one copy of this code in the WASM.
+//! A native `<select>`: the model picker, New chat's agent picker and the pickers of an agent's options. Keyboard and
+//! screen-reader behaviour come with the element, and the pickers share one copy of this code in the WASM.
 
 use leptos::prelude::*;
 
 #[component]
 pub fn Picker(
-    /// The choices, in order: each a name (what is shown and picked) and a hint shown on hover (may be empty).
-    options: Signal<Vec<(String, String)>>,
-    /// The picked name.
+    /// The choices, in order: each a value (what is picked), what is shown, and a hint shown on hover (may be empty).
+    options: Signal<Vec<(String, String, String)>>,
+    /// The picked value.
     picked: Signal<Option<String>>,
-    /// Called with the name the user picks.
+    /// Called with the value the user picks.
     on_pick: Callback<String>,
-    /// What is picked (`model`, `agent`): the element's `name`.
-    what: &'static str,
+    /// What is picked (`model`, `agent`, an agent's option): the element's `name`.
+    #[prop(into)]
+    what: String,
     /// The element's `data-testid`.
-    testid: &'static str,
+    #[prop(into)]
+    testid: String,
     /// The accessible name.
-    label: &'static str,
+    #[prop(into)]
+    label: String,
     /// What the pick does, as a tooltip.
-    title: &'static str,
+    #[prop(into)]
+    title: String,
 ) -> impl IntoView {
     view! {
         <select
@@ -33,15 +37,15 @@ pub fn Picker(
                 options
                     .get()
                     .into_iter()
-                    .map(|(name, hint)| {
-                        let (value, this) = (name.clone(), name.clone());
+                    .map(|(value, shown, hint)| {
+                        let this = value.clone();
                         view! {
                             <option
                                 value=value
                                 title=hint
                                 prop:selected=move || picked.with(|picked| picked.as_deref() == Some(this.as_str()))
                             >
-                                {name}
+                                {shown}
                             </option>
                         }
                     })

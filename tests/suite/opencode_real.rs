@@ -2,8 +2,9 @@
 //! `~/.cache/chatwire/opencode-1.18.33`, or named by `CHATWIRE_TEST_OPENCODE`) as an ACP agent, whose model is the
 //! fake OpenAI-compatible server of tests/support, named in `OPENCODE_CONFIG_CONTENT`, with `HOME` and the XDG
 //! directories in a temporary directory: a run with thinking, text, a bash call and a file write; Stop during a
-//! model call that hangs; a second instance on PostgreSQL that tails a run the first one drives; and one of opencode's
-//! own sessions listed, opened in a new chatwire session with its messages, and continued there.
+//! model call that hangs; a second instance on PostgreSQL that tails a run the first one drives; one of opencode's
+//! own sessions listed, opened in a new chatwire session with its messages, and continued there; and its model
+//! option, offered in the session's detail and switched between runs.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -18,10 +19,15 @@ const WAIT: Duration = Duration::from_secs(120);
 
 /// The config file naming opencode as the agent `opencode`, isolated in `dir`, its model the fake server.
 fn config(dir: &Path, model_url: &str) -> PathBuf {
+    config_with(dir, model_url, json!({}))
+}
+
+/// As [`config`], with `extra` in opencode's configuration.
+fn config_with(dir: &Path, model_url: &str, extra: Value) -> PathBuf {
     let opencode = opencode::executable().unwrap_or_else(|| {
         panic!("opencode {} is not installed: `./x test` installs it into the cache", opencode::VERSION)
     });
-    let env = opencode::isolated_env(&dir.join("opencode-home"), model_url, json!({}));
+    let env = opencode::isolated_env(&dir.join("opencode-home"), model_url, extra);
     let env: Vec<String> = env.iter().map(|(key, value)| format!("{key} = {value:?}")).collect();
     let table = format!(
         "[agent.opencode]\ncommand = {:?}\nargs = [\"acp\"]\nenv = {{ {} }}\n",
@@ -265,4 +271,67 @@ async fn an_opencode_session_is_listed_opened_in_a_new_session_and_goes_on_there
         (0..model.requests()).map(|at| model.body(at).to_string()).find(|body| body.contains("Do you remember"));
     let asked = asked.expect("the model was asked the follow-up");
     assert!(asked.contains("Which files are here?") && asked.contains("There is notes.txt."), "{asked}");
+}
+
+#[tokio::test]
+async fn the_model_opencode_offers_is_switched_and_the_next_prompt_goes_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let model =
+        FakeServer::start(vec![Reply::Sse(openai_text("First.")), Reply::Sse(openai_text("Second."))], "/v1").await;
+    // Two models at the same fake server, the first the default.
+    let limit = json!({"context": 100000, "output": 8192});
+    let models = json!({
+        "fake-model": {"name": "Fake Model", "tool_call": true, "limit": limit},
+        "fake-model-2": {"name": "Fake Model Two", "tool_call": true, "limit": limit},
+    });
+    let provider = json!({"fake": {
+        "npm": "@ai-sdk/openai-compatible",
+        "name": "Fake",
+        "options": {"baseURL": model.base_url, "apiKey": "test-key"},
+        "models": models,
+    }});
+    let config = config_with(dir.path(), &model.base_url, json!({"provider": provider}));
+    let flags = flags(&config);
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let server =
+        Server::start(&dir.path().join("data"), &script_file(dir.path(), r#"{"turns":[{"text":"unused"}]}"#), &flags);
+    let session = server.new_session().await;
+    let run = |message: &'static str| {
+        let response = server.post("/api/chat", &json!({"sessionId": session, "message": message}));
+        async move { frames(&Lines::new(response.send().await.unwrap()).rest(WAIT).await) }
+    };
+    let first = run("First question").await;
+    assert_eq!(first.last().unwrap()["type"], "done", "{first:#?}");
+
+    let detail: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    let options = detail["agentOptions"]["options"].as_array().unwrap_or_else(|| panic!("{detail:#}"));
+    let option = options.iter().find(|option| option["category"] == "model").unwrap_or_else(|| panic!("{detail:#}"));
+    assert_eq!(option["current"], "fake/fake-model", "{option:#}");
+    let values: Vec<&str> = option["choices"].as_array().unwrap().iter().filter_map(|c| c["value"].as_str()).collect();
+    assert!(values.contains(&"fake/fake-model-2"), "{option:#}");
+    let commands = detail["agentOptions"]["commands"].as_array().unwrap_or_else(|| panic!("{detail:#}"));
+    assert!(commands.iter().any(|command| command["name"] == "init"), "{commands:#?}");
+
+    let id = option["id"].as_str().unwrap();
+    let path = format!("/api/sessions/{session}/agent-option");
+    let response = server.post(&path, &json!({"configId": id, "value": "fake/fake-model-2"})).send().await.unwrap();
+    assert_eq!(response.status(), 200, "{}", response.text().await.unwrap());
+    let detail: Value = server.get(&format!("/api/sessions/{session}")).send().await.unwrap().json().await.unwrap();
+    let options = detail["agentOptions"]["options"].as_array().unwrap();
+    let option = options.iter().find(|option| option["id"] == id).unwrap();
+    assert_eq!(option["current"], "fake/fake-model-2", "{option:#}");
+
+    let second = run("Second question").await;
+    assert_eq!(second.last().unwrap()["type"], "done", "{second:#?}");
+    // The model of the first request (not a title's, which goes to the small model) that carried the prompt: the
+    // later ones carry it too, as history.
+    let asked = |text: &str| {
+        (0..model.requests())
+            .map(|at| model.body(at).to_string())
+            .find(|body| body.contains(text) && !body.contains("You are a title generator"))
+            .map(|body| serde_json::from_str::<Value>(&body).unwrap()["model"].as_str().unwrap_or_default().to_owned())
+            .unwrap_or_else(|| panic!("the model was asked {text:?}"))
+    };
+    assert_eq!(asked("First question"), "fake-model");
+    assert_eq!(asked("Second question"), "fake-model-2");
 }

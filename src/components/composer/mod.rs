@@ -20,10 +20,10 @@ pub use self::attach::{PickedFile, Upload, UploadReply};
 use self::suggest::Suggester;
 use super::picker::Picker;
 use super::usage::ContextMeter;
-use crate::draft::{self, CommandInfo, ExportFormat, Mention, command_being_typed, mention_being_typed};
+use crate::draft::{self, ExportFormat, Mention, Offered, command_being_typed, mention_being_typed};
 use crate::protocol::{
-    AgentMode, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse, FileMatch, ModelInfo,
-    PlanAction, Rerun, StreamingBehavior,
+    AgentCommand, AgentMode, AgentOption, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse,
+    FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
 };
 
 /// A message as the composer hands it over.
@@ -63,7 +63,7 @@ pub type FileReply = Callback<FileAnswer>;
 #[derive(Debug, Clone, PartialEq)]
 enum Suggestions {
     Closed,
-    Commands(Vec<CommandInfo>),
+    Commands(Vec<Offered>),
     /// Paths for the mention whose `@` is at `start`.
     Files {
         start: usize,
@@ -91,6 +91,8 @@ struct Composing {
     active: RwSignal<usize>,
     suggestions: Memo<Suggestions>,
     input: NodeRef<leptos::html::Textarea>,
+    /// The session's agent, named on its commands in the list.
+    agent: Signal<Option<String>>,
 }
 
 /// What a slash command may act on.
@@ -106,6 +108,8 @@ struct Commands {
     model: Signal<Option<String>>,
     busy: Signal<bool>,
     disabled: Signal<bool>,
+    /// The session's agent's own commands, which go to it as text.
+    agent_commands: Signal<Vec<AgentCommand>>,
 }
 
 const LIST_ID: &str = "composer-suggestions";
@@ -178,6 +182,17 @@ pub fn Composer(
     /// What the server lets a message attach.
     #[prop(into)]
     limits: Signal<AttachmentLimits>,
+    /// The session's agent, by name (its commands carry it in the list).
+    #[prop(into)]
+    agent: Signal<Option<String>>,
+    /// The commands the session's agent offers (an ACP agent's; none for the built-in agent).
+    #[prop(into)]
+    agent_commands: Signal<Vec<AgentCommand>>,
+    /// The settings the session's agent offers (model, mode, effort …), each with its value in force.
+    #[prop(into)]
+    agent_options: Signal<Vec<AgentOption>>,
+    /// Called with an option's id and the value the user picks.
+    on_option: Callback<(String, String)>,
 ) -> impl IntoView {
     let attachments = Attachments::new(limits, note);
     let dragging = RwSignal::new(false);
@@ -219,7 +234,11 @@ pub fn Composer(
     let suggestions = Memo::new(move |_| {
         let Some(suggester) = suggester() else { return Suggestions::Closed };
         let (caret, dismissed) = (caret.get(), dismissed.get());
-        draft.with(|d| files.with(|answer| (suggester.suggest)(d, caret, dismissed, answer.as_ref())))
+        draft.with(|d| {
+            files.with(|answer| {
+                agent_commands.with(|offered| (suggester.suggest)(d, caret, dismissed, answer.as_ref(), offered))
+            })
+        })
     });
     Effect::new(move |_| {
         suggestions.track();
@@ -228,8 +247,9 @@ pub fn Composer(
     // Its own memo, so that what shows the entries re-runs when the list opens or closes, not at every keystroke.
     let is_open = Memo::new(move |_| suggestions.with(|s| s.len() > 0));
     let open = move || is_open.get();
-    let composing = Composing { draft, caret, active, suggestions, input };
-    let commands = Commands { on_send, on_stop, on_command, on_model, mode, note, models, model, busy, disabled };
+    let composing = Composing { draft, caret, active, suggestions, input, agent };
+    let commands =
+        Commands { on_send, on_stop, on_command, on_model, mode, note, models, model, busy, disabled, agent_commands };
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });
@@ -498,6 +518,7 @@ pub fn Composer(
                     </button>
                     <ContextMeter context/>
                     <ModelPicker models model on_model/>
+                    <AgentOptionPickers options=agent_options on_option/>
                     <div class="mode-switch" role="radiogroup" aria-label="Mode">
                         <ModeOption mode value=AgentMode::Agent label="Agent" hint="The agent works on the task"/>
                         <ModeOption mode value=AgentMode::Plan label="Plan" hint="The agent only plans; you decide"/>
@@ -546,7 +567,10 @@ fn ModelPicker(
 ) -> impl IntoView {
     let options = Signal::derive(move || {
         models.with(|models| {
-            models.iter().map(|info| (info.name.clone(), format!("{} · {}", info.provider, info.model))).collect()
+            models
+                .iter()
+                .map(|info| (info.name.clone(), info.name.clone(), format!("{} · {}", info.provider, info.model)))
+                .collect()
         })
     });
     view! {
@@ -561,6 +585,36 @@ fn ModelPicker(
                 title="The model that answers your next message"
             />
         </Show>
+    }
+}
+
+/// One native select per setting the session's agent offers, showing the value in force; a pick goes to the agent
+/// and the select follows what the agent then says it uses.
+#[component]
+fn AgentOptionPickers(options: Signal<Vec<AgentOption>>, on_option: Callback<(String, String)>) -> impl IntoView {
+    move || {
+        options
+            .get()
+            .into_iter()
+            .map(|option| {
+                let choices = option
+                    .choices
+                    .iter()
+                    .map(|c| (c.value.clone(), c.name.clone(), c.description.clone().unwrap_or_default()));
+                let id = option.id.clone();
+                view! {
+                    <Picker
+                        options=Signal::stored(choices.collect())
+                        picked=Signal::stored(Some(option.current))
+                        on_pick=Callback::new(move |value| on_option.run((id.clone(), value)))
+                        what=option.id.clone()
+                        testid=format!("agent-option-{}", option.id)
+                        label=option.name.clone()
+                        title=option.description.unwrap_or(option.name)
+                    />
+                }
+            })
+            .collect_view()
     }
 }
 

@@ -10,17 +10,19 @@ use leptos::prelude::*;
 use super::{Commands, Composing, FileAnswer, PageCommand, Suggestions, option_id, outgoing};
 use crate::components::client_only::{IntoRowView, RowView};
 use crate::draft::{
-    self, Draft, SlashCommand, command_being_typed, command_names, commands_starting, complete_command,
+    self, Draft, Offered, SlashCommand, command_being_typed, command_names, commands_starting, complete_command,
     complete_mention, mention_being_typed,
 };
-use crate::protocol::{AgentMode, ChatCommand, StreamingBehavior};
+use crate::protocol::{AgentCommand, AgentMode, ChatCommand, StreamingBehavior};
+
+/// What the list offers for the draft, the caret (a byte offset), the word whose list Esc closed, the last answer to
+/// a file query and the commands the session's agent offers.
+pub type Suggest = fn(&str, usize, Option<usize>, Option<&FileAnswer>, &[AgentCommand]) -> Suggestions;
 
 /// What the chunk hands the composer: plain function pointers, so it crosses as one `Copy` value.
 #[derive(Clone, Copy)]
 pub struct Suggester {
-    /// What the list offers for the draft, the caret (a byte offset), the word whose list Esc closed and the last
-    /// answer to a file query.
-    pub suggest: fn(&str, usize, Option<usize>, Option<&FileAnswer>) -> Suggestions,
+    pub suggest: Suggest,
     /// Takes the entry at an index into the draft; true when the draft is now a whole command to run (Enter on a
     /// command that needs nothing more).
     pub choose: fn(Composing, usize, bool) -> bool,
@@ -33,9 +35,15 @@ pub struct Suggester {
 
 pub const SUGGESTER: Suggester = Suggester { suggest, choose, items, run };
 
-fn suggest(text: &str, caret: usize, dismissed: Option<usize>, answer: Option<&FileAnswer>) -> Suggestions {
+fn suggest(
+    text: &str,
+    caret: usize,
+    dismissed: Option<usize>,
+    answer: Option<&FileAnswer>,
+    agent: &[AgentCommand],
+) -> Suggestions {
     if let Some(typed) = command_being_typed(text, caret) {
-        let commands = commands_starting(typed);
+        let commands = commands_starting(typed, agent);
         return if commands.is_empty() || dismissed == Some(0) {
             Suggestions::Closed
         } else {
@@ -60,8 +68,8 @@ fn choose(composing: Composing, index: usize, by_enter: bool) -> bool {
         Suggestions::Closed => false,
         Suggestions::Commands(commands) => {
             let Some(command) = commands.get(index) else { return false };
-            let typed_in_full = command_being_typed(&text, at) == Some(command.name);
-            let (completed, at) = complete_command(&text, command.name);
+            let typed_in_full = command_being_typed(&text, at) == Some(command.name());
+            let (completed, at) = complete_command(&text, command.name());
             if by_enter && (typed_in_full || !command.takes_args()) {
                 composing.draft.set(completed);
                 return true;
@@ -97,10 +105,22 @@ fn items(composing: Composing) -> RowView {
             .into_iter()
             .enumerate()
             .map(|(index, command)| {
-                let body = view! {
-                    <span class="composer__suggestion-name">{format!("/{}", command.name)}</span>
-                    <span class="composer__suggestion-args">{command.args}</span>
-                    <span class="composer__suggestion-about">{command.about}</span>
+                let name = format!("/{}", command.name());
+                let body = match command {
+                    Offered::Own(command) => Either::Left(view! {
+                        <span class="composer__suggestion-name">{name}</span>
+                        <span class="composer__suggestion-args">{command.args}</span>
+                        <span class="composer__suggestion-about">{command.about}</span>
+                    }),
+                    // Marked as the agent's: it runs there, not in chatwire.
+                    Offered::Agent(command) => Either::Right(view! {
+                        <span class="composer__suggestion-name">{name}</span>
+                        <span class="composer__suggestion-args">{command.hint}</span>
+                        <span class="composer__suggestion-about">{command.description}</span>
+                        <span class="composer__suggestion-agent" data-testid="agent-command">
+                            {composing.agent.get_untracked().unwrap_or_else(|| "agent".to_owned())}
+                        </span>
+                    }),
                 };
                 suggestion(composing, index, body)
             })
@@ -162,7 +182,7 @@ fn marked(path: &str, positions: &[usize]) -> impl IntoView + use<> {
 }
 
 fn run(commands: Commands, text: &str, behavior: StreamingBehavior) -> Option<bool> {
-    match draft::parse(text) {
+    match commands.agent_commands.with_untracked(|offered| draft::parse(text, offered)) {
         Draft::Text => None,
         Draft::Command(command) => Some(run_command(commands, command, behavior)),
         Draft::Unknown(name) => {
@@ -241,13 +261,22 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
             }
         }
         SlashCommand::Help => {
-            let lines: Vec<String> = draft::COMMANDS
+            let mut lines: Vec<String> = draft::COMMANDS
                 .iter()
                 .map(|info| {
                     let gap = if info.takes_args() { " " } else { "" };
                     format!("/{}{gap}{} — {}", info.name, info.args, info.about)
                 })
                 .collect();
+            for offered in commands_starting("", &c.agent_commands.get_untracked()) {
+                match offered {
+                    Offered::Own(_) => {}
+                    Offered::Agent(command) => {
+                        let hint = command.hint.map(|hint| format!(" {hint}")).unwrap_or_default();
+                        lines.push(format!("/{}{hint} — {} (the agent's)", command.name, command.description));
+                    }
+                }
+            }
             c.note.set(Some(lines.join("\n")));
         }
     }
