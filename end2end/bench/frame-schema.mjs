@@ -138,6 +138,23 @@ export const chatFrame = z.discriminatedUnion('type', [
   z.object({ type: z.literal('state'), seq, state: z.object({ name: lifecycleName, message: text.optional() }) }),
   z.object({ type: z.literal('queue'), seq, steering: z.array(text), followUp: z.array(text) }),
   z.object({ type: z.literal('branch'), seq, messageId: text }),
+  z.object({
+    type: z.literal('agent_options'),
+    seq,
+    commands: z.array(z.object({ name: text, description: text.optional(), hint: text.optional() })).optional(),
+    options: z
+      .array(
+        z.object({
+          id: text,
+          name: text,
+          description: text.optional(),
+          category: text.optional(),
+          current: text,
+          choices: z.array(z.object({ value: text, name: text, description: text.optional() })),
+        }),
+      )
+      .optional(),
+  }),
   z.object({ type: z.literal('changes'), seq, ...runChanges, messageId: text.optional() }),
   z.object({
     type: z.literal('usage'),
