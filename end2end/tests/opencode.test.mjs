@@ -59,6 +59,14 @@ async function opencodeEnv(home, baseURL, models = { 'fake-model': MODEL }) {
   };
 }
 
+/** A chatwire config file in `dir` whose agent `opencode` runs opencode with `env`; its path. */
+async function opencodeConfig(dir, env) {
+  const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
+  const config = path.join(dir, 'chatwire.toml');
+  await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
+  return config;
+}
+
 describe('an ACP agent (opencode)', () => {
   let server;
   let model;
@@ -72,9 +80,7 @@ describe('an ACP agent (opencode)', () => {
     model = await startFakeOpenAI({ script: SCRIPT });
     dir = await makeTempDir('chatwire-opencode-');
     const env = await opencodeEnv(path.join(dir, 'home'), `http://127.0.0.1:${model.port}/v1`);
-    const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
-    const config = path.join(dir, 'chatwire.toml');
-    await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
+    const config = await opencodeConfig(dir, env);
     server = await startServer({ args: ['--config', config, '--default-agent', 'opencode'] });
   }, { timeout: 90_000 });
 
@@ -138,9 +144,7 @@ describe("an ACP agent's own sessions (opencode)", () => {
     await fs.mkdir(workspace, { recursive: true });
     await fs.writeFile(path.join(workspace, 'notes.txt'), 'remember me\n');
     const env = await opencodeEnv(path.join(dir, 'home'), `http://127.0.0.1:${model.port}/v1`);
-    const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
-    const config = path.join(dir, 'chatwire.toml');
-    await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
+    const config = await opencodeConfig(dir, env);
     server = await startServer({ args: ['--config', config, '--default-agent', 'opencode', '--workspace', workspace] });
     // The session's first run makes opencode's session; the run's stream ends with the run.
     const made = await seedSession(server, 'made here', ['Which files are here?']);
@@ -193,9 +197,7 @@ describe('what an ACP agent offers (opencode)', () => {
     dir = await makeTempDir('chatwire-opencode-offers-');
     const models = { 'fake-model': MODEL, 'fake-model-2': { ...MODEL, name: 'Fake Model Two' } };
     const env = await opencodeEnv(path.join(dir, 'home'), `http://127.0.0.1:${model.port}/v1`, models);
-    const table = Object.entries(env).map(([key, value]) => `${key} = ${JSON.stringify(value)}`).join(', ');
-    const config = path.join(dir, 'chatwire.toml');
-    await fs.writeFile(config, `[agent.opencode]\ncommand = ${JSON.stringify(OPENCODE)}\nargs = ["acp"]\nenv = { ${table} }\n`);
+    const config = await opencodeConfig(dir, env);
     server = await startServer({ args: ['--config', config, '--default-agent', 'opencode'] });
   }, { timeout: 90_000 });
 
