@@ -28,6 +28,8 @@ pub enum Link {
 /// The page's state: what the transcript, the sidebar, the activity line and the composer show.
 #[derive(Clone, Copy)]
 pub struct PageState {
+    /// The page's path (`/` or `/s/{id}`): the session it names is opened (`client::location` keeps it).
+    pub path: RwSignal<String>,
     pub chat: RwSignal<ChatSnapshot>,
     pub sessions: RwSignal<Vec<SessionSummary>>,
     pub session_id: RwSignal<Option<String>>,
@@ -73,11 +75,12 @@ pub struct PageState {
 }
 
 impl PageState {
-    pub fn new(session_id: Option<String>) -> Self {
+    pub fn new(path: String) -> Self {
         PageState {
+            session_id: RwSignal::new(super::session_in_path(&path)),
+            path: RwSignal::new(path),
             chat: RwSignal::new(ChatSnapshot::default()),
             sessions: RwSignal::new(Vec::new()),
-            session_id: RwSignal::new(session_id),
             problem: RwSignal::new(None),
             unreachable: RwSignal::new(false),
             notice: RwSignal::new(None),

@@ -1,9 +1,6 @@
 //! The Leptos application: the HTML shell rendered by the server and the `App` the browser hydrates.
 
 use leptos::prelude::*;
-use leptos_meta::{MetaTags, Title, provide_meta_context};
-use leptos_router::components::{Route, Router, Routes};
-use leptos_router::path;
 
 mod actions;
 #[cfg(feature = "ssr")]
@@ -83,9 +80,9 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
                 <link rel="apple-touch-icon" href="/icon-192.png"/>
                 <meta name="theme-color" content="#2f6feb"/>
                 <script nonce=leptos::nonce::use_nonce()>{THEME_SCRIPT}</script>
+                <title>"chatwire"</title>
                 <AutoReload options/>
                 {assets.map(|assets| view! { <PageScripts assets/> })}
-                <MetaTags/>
             </head>
             <body>
                 <App/>
@@ -118,20 +115,23 @@ fn PageScripts(
     }
 }
 
+/// The page: one view for both of its paths, `/` (a new chat) and `/s/{id}` (a session); the server answers only
+/// those with it. Going from one session to another changes the URL (so back and forward work) without rebuilding
+/// the page or dropping the run being followed (`client::location`).
 #[component]
 pub fn App() -> impl IntoView {
-    provide_meta_context();
-    // The chat page lives outside `Routes`: switching sessions changes the URL (so back and forward work) without
-    // rebuilding the page or dropping the run being followed. `Routes` still names the paths the server renders.
-    view! {
-        <Router>
-            <ChatPage/>
-            <Routes fallback=|| view! { <p class="not-found">"There is no page here."</p> }>
-                <Route path=path!("/") view=|| ()/>
-                <Route path=path!("/s/:session_id") view=|| ()/>
-            </Routes>
-        </Router>
-    }
+    view! { <ChatPage/> }
+}
+
+/// The path of the page being drawn: the request's on the server, the window's in the browser.
+fn page_path() -> String {
+    #[cfg(feature = "ssr")]
+    return use_context::<axum::http::request::Parts>()
+        .map_or_else(|| "/".to_owned(), |parts| parts.uri.path().to_owned());
+    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+    return crate::client::location::current();
+    #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+    "/".to_owned()
 }
 
 /// The session a page path names: `/s/{id}`.
@@ -143,8 +143,7 @@ pub fn session_in_path(path: &str) -> Option<String> {
 /// The chat layout: sessions on the left; the transcript, the activity line and the composer on the right.
 #[component]
 fn ChatPage() -> impl IntoView {
-    let location = leptos_router::hooks::use_location();
-    let state = PageState::new(location.pathname.with_untracked(|path| session_in_path(path)));
+    let state = PageState::new(page_path());
     let requests = connect(state);
     let busy = Signal::derive(move || state.busy());
     // The agent of what is on screen decides what the page offers: its models, whether it can edit and regenerate.
@@ -161,7 +160,7 @@ fn ChatPage() -> impl IntoView {
     // Effects run only in the browser, so this flips once the WASM has taken over the page.
     let hydrated = RwSignal::new(false);
     Effect::new(move |started: Option<()>| {
-        let session = location.pathname.with(|path| session_in_path(path));
+        let session = state.path.with(|path| session_in_path(path));
         if started.is_none() {
             hydrated.set(true);
             requests.start.run(());
@@ -215,6 +214,8 @@ fn ChatPage() -> impl IntoView {
         offered.with(|offered| offered.options.clone())
     });
     let note = RwSignal::new(None::<String>);
+    // The tab's title counts what happened in runs while it was hidden; the server's title is the plain name.
+    Effect::new(move |_| document().set_title(&counted_title("chatwire", state.unseen.get())));
     let on_command = Callback::new(move |command: PageCommand| match command {
         PageCommand::NewChat => requests.go_to.run(None),
         PageCommand::Export(format) => match state.session_id.get_untracked() {
@@ -224,7 +225,6 @@ fn ChatPage() -> impl IntoView {
     });
 
     view! {
-        <Title text=move || counted_title("chatwire", state.unseen.get())/>
         <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
             <SessionsSidebar
                 sessions=state.sessions

@@ -7,7 +7,6 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 
 use crate::app::{Link, PageState, skips_ahead};
 use crate::chat_state::{ChatSnapshot, apply};
@@ -33,25 +32,25 @@ pub struct Page {
 }
 
 impl Page {
-    /// Must be called inside the router: navigation to a new session's URL goes through it.
     pub fn new(state: PageState) -> Self {
-        Page { state, live: StoredValue::new_local(Live::new(leptos_router::hooks::use_navigate())) }
+        super::location::watch(state.path);
+        Page { state, live: StoredValue::new_local(Live::new()) }
     }
 
     fn live(self) -> Rc<Live> {
         self.live.get_value()
     }
 
-    /// Goes to another page path through the router.
-    pub fn navigate(self, path: &str, options: NavigateOptions) {
-        (self.live().navigate)(path, options);
+    /// Goes to another page path (a new history entry), which the page then opens.
+    pub fn navigate(self, path: &str) {
+        super::location::navigate(self.state.path, path, false);
     }
 }
 
 /// Goes to a session's URL (`None`: a new chat); the page opens what the URL names.
 pub fn go_to(page: Page, session_id: Option<String>) {
     let path = session_id.map_or_else(|| "/".to_owned(), |id| format!("/s/{id}"));
-    page.navigate(&path, NavigateOptions::default());
+    page.navigate(&path);
 }
 
 /// Starts the batcher that applies streamed frames to the snapshot, and the listeners that re-attach when the tab
@@ -110,9 +109,6 @@ pub fn listen(page: Page) {
     }));
 }
 
-/// The router's `navigate`.
-type Navigate = Box<dyn Fn(&str, NavigateOptions)>;
-
 /// What the client keeps beside the page's signals: open streams, the per-frame batch, what has been attached.
 struct Live {
     /// Bumped when another session is opened: everything started for the previous one stops.
@@ -129,13 +125,12 @@ struct Live {
     last_heard: Cell<f64>,
     pause: Pause,
     batcher: RefCell<Option<FrameBatcher>>,
-    navigate: Navigate,
     /// What happened in runs while the tab was hidden (the title's count, notifications).
     notices: Notices,
 }
 
 impl Live {
-    fn new(navigate: impl Fn(&str, NavigateOptions) + 'static) -> Rc<Live> {
+    fn new() -> Rc<Live> {
         Rc::new(Live {
             generation: Cell::new(0),
             opened: RefCell::new(None),
@@ -146,7 +141,6 @@ impl Live {
             last_heard: Cell::new(0.0),
             pause: Pause::new(),
             batcher: RefCell::new(None),
-            navigate: Box::new(navigate),
             notices: Notices::default(),
         })
     }
@@ -406,7 +400,7 @@ pub async fn send(page: Page, outgoing: Outgoing) {
                 // The page already shows this (empty) session: navigating to its URL must not reload it.
                 *live.opened.borrow_mut() = Some(Some(id.clone()));
                 state.session_id.set(Some(id.clone()));
-                (live.navigate)(&format!("/s/{id}"), NavigateOptions { replace: true, ..Default::default() });
+                super::location::navigate(state.path, &format!("/s/{id}"), true);
                 id
             }
             Err(error) => {

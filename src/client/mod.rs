@@ -3,6 +3,7 @@
 
 mod batch;
 mod follow;
+pub mod location;
 mod notify;
 mod page;
 mod rare;

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use leptos_router::NavigateOptions;
 
 use super::follow::{self, Page};
 use super::{notify, rare, reach, theme};
@@ -16,8 +15,7 @@ use crate::protocol::{ApprovalRequest, QuestionAnswerRequest, SearchHit};
 /// How often the sidebar's relative times are brought up to date.
 const CLOCK_TICK: Duration = Duration::from_secs(30);
 
-/// The requests of the page whose signals are `state`. Must be called inside the router: navigation to a new
-/// session's URL goes through it.
+/// The requests of the page whose signals are `state`.
 pub fn connect(state: PageState) -> PageRequests {
     let page = Page::new(state);
     // Here, owned by the page: `start` runs inside an effect that runs again at each navigation, and would take
@@ -306,7 +304,7 @@ async fn delete(page: Page, session_id: String) {
     match api::delete_session(&session_id).await {
         Ok(()) => {
             if state.session_id.get_untracked().as_deref() == Some(session_id.as_str()) {
-                page.navigate("/", NavigateOptions::default());
+                page.navigate("/");
             }
             follow::refresh_sessions(state).await;
         }

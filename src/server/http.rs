@@ -1,5 +1,7 @@
 //! The axum router: the server-rendered app, the JSON API of DESIGN.md §3, and the web assets.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
@@ -11,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router, middleware};
 use leptos::prelude::{LeptosOptions, use_context};
-use leptos_axum::{LeptosRoutes, ResponseOptions, generate_route_list};
+use leptos_axum::{ResponseOptions, render_app_to_stream_with_context};
 use serde::Deserialize;
 
 use super::assets::SiteAssets;
@@ -21,7 +23,7 @@ use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, MAX_BODY_BYTES};
 use super::security::{Security, guard};
 use super::stream::{Framing, tail_response};
-use crate::app::{App, shell};
+use crate::app::shell;
 use crate::protocol::*;
 
 /// Every API route, for the test that checks each one is closed without the token (all but the health check).
@@ -67,8 +69,8 @@ impl FromRef<AppState> for LeptosOptions {
 
 /// The whole HTTP surface as one function, so tests can build it and call it without a socket.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
-    let render_state = state.clone();
+    // The page's two paths (`App` draws both); anything else is a file or a 404.
+    let page = get(page_handler(state.clone()));
     Router::new()
         .route("/api/health", get(health))
         .route("/api/models", get(models))
@@ -92,24 +94,34 @@ pub fn router(state: AppState) -> Router {
         .route("/api/attachments", post(upload_attachment))
         .route("/api/attachments/{id}", get(attachment_file))
         .route("/api/{*rest}", axum::routing::any(unknown_api_route))
-        .leptos_routes(&state, routes, move || {
-            let options = render_state.leptos.clone();
-            let page_assets = render_state.assets.page_assets(&options.output_name, &options.site_pkg_dir);
-            if page_assets.is_none() {
-                tracing::error!(
-                    "the page's script, WASM or stylesheet is missing from {}",
-                    render_state.assets.describe()
-                );
-            }
-            set_page_policy(&options);
-            shell(options, page_assets)
-        })
+        .route("/", page.clone())
+        .route("/s/{id}", page)
         .fallback(static_file)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.security.clone(), guard))
         .layer(middleware::from_fn(answer_panics))
         .with_state(state)
+}
+
+/// Renders the page (streamed, out of order) for the request's path.
+fn page_handler(
+    state: AppState,
+) -> impl Fn(Request) -> Pin<Box<dyn Future<Output = Response> + Send>> + Clone + Send + Sync + 'static {
+    // Leptos runs the rendering's tasks on the executor it is given; tokio's, once per process.
+    let _ = any_spawner::Executor::init_tokio();
+    render_app_to_stream_with_context(
+        || {},
+        move || {
+            let options = state.leptos.clone();
+            let page_assets = state.assets.page_assets(&options.output_name, &options.site_pkg_dir);
+            if page_assets.is_none() {
+                tracing::error!("the page's script, WASM or stylesheet is missing from {}", state.assets.describe());
+            }
+            set_page_policy(&options);
+            shell(options, page_assets)
+        },
+    )
 }
 
 /// The page's Content-Security-Policy, allowing exactly the inline scripts that carry this response's nonce.
@@ -563,6 +575,7 @@ mod tests {
             .split(".route(\"")
             .skip(1)
             .map(|rest| rest.split('"').next().expect("a route literal ends with a quote"))
+            .filter(|route| route.starts_with("/api/"))
             .collect();
         assert_eq!(registered, API_ROUTES, "keep API_ROUTES in step with the router");
     }
