@@ -7,6 +7,7 @@
 
 use leptos::prelude::*;
 
+use super::client_only::{ClientOnly, IntoRowView};
 use super::picker::Picker;
 use super::sidebar::relative_time;
 use crate::protocol::AgentConversation;
@@ -94,11 +95,12 @@ pub fn AgentBar(
                 "Open a session of " {move || agent.get()}
             </button>
             <ul class="agent-bar__own" data-testid="own-sessions" hidden=move || !offered()>
-                {move || {
+                // Listed only in the browser, once asked for: the server renders none, nothing to hydrate.
+                {ClientOnly(move || {
                     entries()
                         .into_iter()
                         .map(|entry| match entry {
-                            Err(said) => view! { <li class="agent-bar__said">{said}</li> }.into_any(),
+                            Err(said) => view! { <li class="agent-bar__said">{said}</li> }.into_row_view(),
                             Ok(conversation) => {
                                 let AgentConversation { id, title, updated_at, .. } = conversation;
                                 let when = move || updated_at.map(|at| relative_time(at, now.get())).unwrap_or_default();
@@ -115,11 +117,11 @@ pub fn AgentBar(
                                         </button>
                                     </li>
                                 }
-                                    .into_any()
+                                    .into_row_view()
                             }
                         })
                         .collect_view()
-                }}
+                })}
             </ul>
             <p class="agent-bar__agent" hidden=move || new_chat.get() title="A session runs on one agent for life">
                 "Agent " <strong data-testid="session-agent">{move || agent.get()}</strong>

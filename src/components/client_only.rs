@@ -107,6 +107,23 @@ impl<V: RenderHtml> RenderHtml for ClientOnly<V> {
     }
 }
 
+/// `<Show when fallback>` without its cost: Show's fallback is an `AnyView`, which compiles two hydrations of the
+/// fallback's view type (one async) wherever it is used, drawn by the server or not. `shown` or `otherwise` is
+/// drawn anew each time `when` changes.
+pub fn show_or<A, B>(
+    when: impl Fn() -> bool + Send + Sync + 'static,
+    shown: impl Fn() -> A + Send + Sync + 'static,
+    otherwise: impl Fn() -> B + Send + Sync + 'static,
+) -> impl leptos::prelude::IntoView
+where
+    A: leptos::prelude::IntoView + 'static,
+    B: leptos::prelude::IntoView + 'static,
+{
+    use leptos::prelude::{ArcMemo, Either, Get};
+    let when = ArcMemo::new(move |_| when());
+    move || if when.get() { Either::Left(shown()) } else { Either::Right(otherwise()) }
+}
+
 /// Converts a view drawn only under [`ClientOnly`] into a [`RowView`].
 pub trait IntoRowView {
     fn into_row_view(self) -> RowView;

@@ -3,7 +3,7 @@
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::components::client_only::IntoRowView;
+use crate::components::client_only::{IntoRowView, show_or};
 
 use super::changes::{ChangesLoad, ChangesRow};
 use super::highlight::highlighter;
@@ -69,9 +69,7 @@ pub fn MessageView(row: MessageRow) -> impl IntoView {
     };
     view! {
         <article class=format!("message message--{role}") data-role=role data-message-id=row.id.clone()>
-            <Show when=editing.clone() fallback=shown_parts>
-                {editor.clone()}
-            </Show>
+            {show_or(editing.clone(), editor.clone(), shown_parts)}
             {
                 let changes = row.changes.clone();
                 move || {
@@ -167,7 +165,7 @@ fn RerunButton(id: String, role: Role, actions: MessageActions) -> impl IntoView
                     "Edit"
                 </button>
             }
-            .into_any()
+            .into_row_view()
         }
         Role::Assistant => {
             let is_last = {
@@ -179,7 +177,7 @@ fn RerunButton(id: String, role: Role, actions: MessageActions) -> impl IntoView
                     <RegenerateButton id=id.clone() actions/>
                 </Show>
             }
-            .into_any()
+            .into_row_view()
         }
     }
 }
@@ -195,23 +193,10 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
         asking.set(false);
         actions.regenerate.run((id.clone(), restore_first));
     };
-    view! {
-        <Show
-            when=move || asking.get()
-            fallback=move || {
-                view! {
-                    <button
-                        type="button"
-                        class="message__regenerate"
-                        title=reason
-                        disabled=disabled
-                        on:click=move |_| asking.set(true)
-                    >
-                        "Regenerate"
-                    </button>
-                }
-            }
-        >
+    show_or(
+        move || asking.get(),
+        move || {
+            view! {
             <span class="message__confirm" role="group" aria-label="Regenerate">
                 <button
                     type="button"
@@ -239,8 +224,22 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
                     "Cancel"
                 </button>
             </span>
-        </Show>
-    }
+            }
+        },
+        move || {
+            view! {
+                <button
+                    type="button"
+                    class="message__regenerate"
+                    title=reason
+                    disabled=disabled
+                    on:click=move |_| asking.set(true)
+                >
+                    "Regenerate"
+                </button>
+            }
+        },
+    )
 }
 
 /// "Restore files" on a user message: it first asks, in place, whether to put the workspace's files back as they
@@ -260,23 +259,10 @@ fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
         asking.set(false);
         actions.restore.run(id.clone());
     };
-    view! {
-        <Show
-            when=move || asking.get()
-            fallback=move || {
-                view! {
-                    <button
-                        type="button"
-                        class="message__restore"
-                        title="Put the workspace's files back as they were before this message"
-                        disabled=move || actions.busy.get()
-                        on:click=move |_| asking.set(true)
-                    >
-                        "Restore files"
-                    </button>
-                }
-            }
-        >
+    show_or(
+        move || asking.get(),
+        move || {
+            view! {
             <span class="message__confirm" role="group" aria-label="Confirm restore">
                 <span class="message__confirm-text">{RESTORE_QUESTION}</span>
                 <button
@@ -292,8 +278,22 @@ fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
                     "Cancel"
                 </button>
             </span>
-        </Show>
-    }
+            }
+        },
+        move || {
+            view! {
+                <button
+                    type="button"
+                    class="message__restore"
+                    title="Put the workspace's files back as they were before this message"
+                    disabled=move || actions.busy.get()
+                    on:click=move |_| asking.set(true)
+                >
+                    "Restore files"
+                </button>
+            }
+        },
+    )
 }
 
 /// "Fork" on every message: a new session with the conversation up to this message (before it, for a message of
@@ -428,7 +428,7 @@ fn AttachedFileView(file: FilePart) -> impl IntoView {
                 <span class="attachment__size">{size}</span>
             </a>
         }
-        .into_any();
+        .into_row_view();
     }
     let dialog = NodeRef::<leptos::html::Dialog>::new();
     let name = file.name.clone();
@@ -466,7 +466,7 @@ fn AttachedFileView(file: FilePart) -> impl IntoView {
             </dialog>
         </span>
     }
-    .into_any()
+    .into_row_view()
 }
 
 /// Finished blocks per group. The browser's work per streamed update (laying out the open tail's ancestors, checking

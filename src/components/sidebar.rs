@@ -8,6 +8,7 @@ use leptos::wasm_bindgen::JsCast;
 use leptos::web_sys::HtmlElement;
 
 use super::SessionSearch;
+use super::client_only::{ClientOnly, IntoRowView, show_or};
 use super::usage::session_totals;
 use crate::protocol::{SearchHit, SessionStatus, SessionSummary};
 
@@ -64,23 +65,25 @@ where
             </header>
             <SessionSearch hits=search_hits on_query=on_search on_open=on_open_hit/>
             <nav class="sidebar__list" hidden=move || search_hits.with(Option::is_some)>
-                <Show
-                    when=move || sessions.with(|s| !s.is_empty())
-                    fallback=|| view! { <p class="sidebar__empty">"No sessions yet."</p> }
-                >
-                    <ul>
-                        <For
-                            each=move || sessions.get()
-                            key=|session| {
-                                let SessionSummary { session_id, title, updated_at, status, agent, .. } = session;
-                                (session_id.clone(), title.clone(), *updated_at, *status, agent.clone())
-                            }
-                            let:session
-                        >
-                            <SessionItem session current now on_rename on_delete refocus default_agent/>
-                        </For>
-                    </ul>
-                </Show>
+                // The list is loaded after the page, so the server has none to render and nothing here is hydrated.
+                {ClientOnly(show_or(
+                    move || sessions.with(|s| !s.is_empty()),
+                    move || view! {
+                        <ul>
+                            <For
+                                each=move || sessions.get()
+                                key=|session| {
+                                    let SessionSummary { session_id, title, updated_at, status, agent, .. } = session;
+                                    (session_id.clone(), title.clone(), *updated_at, *status, agent.clone())
+                                }
+                                let:session
+                            >
+                                <SessionItem session current now on_rename on_delete refocus default_agent/>
+                            </For>
+                        </ul>
+                    },
+                    || view! { <p class="sidebar__empty">"No sessions yet."</p> },
+                ))}
             </nav>
             <footer class="sidebar__footer">{children()}</footer>
         </aside>
@@ -266,7 +269,7 @@ fn SessionItem(
                         </a>
                     </span>
                 }
-                .into_any(),
+                .into_row_view(),
                 ItemMode::Rename => view! {
                     <input
                         class="sidebar__rename"
@@ -284,7 +287,7 @@ fn SessionItem(
                         node_ref=rename_field
                     />
                 }
-                .into_any(),
+                .into_row_view(),
                 ItemMode::ConfirmDelete => view! {
                     <span class="sidebar__confirm" role="group" aria-label="Confirm delete">
                         <span>"Delete this session?"</span>
@@ -305,7 +308,7 @@ fn SessionItem(
                         </button>
                     </span>
                 }
-                .into_any(),
+                .into_row_view(),
             }}
         </li>
     }

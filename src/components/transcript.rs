@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use leptos::prelude::*;
 
-use super::client_only::ClientOnly;
+use super::client_only::{ClientOnly, IntoRowView};
 use super::message::MessageView;
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
@@ -219,6 +219,8 @@ pub fn Transcript(
         })
     };
     let has_messages = move || message_rows.with(|rows| !rows.is_empty());
+    // The rows or the empty state are drawn again only when that changes, not at every new message.
+    let shows_messages = Memo::new(move |_| has_messages());
     let group_count = move || message_rows.with(|rows| rows.len().div_ceil(MESSAGE_GROUP));
     // A group keeps its place while messages are added after it, so its finished rows are never rebuilt.
     let group_rows = move |group: usize| {
@@ -246,9 +248,10 @@ pub fn Transcript(
             on:scroll=on_scroll
             on:click=move |event| copy(event, chat)
         >
-            <Show when=has_messages fallback=move || view! { <EmptyState on_suggestion sessions current now/> }>
+            // Not `Show`: its fallback is an `AnyView`, which keeps a second (async) hydration of the empty state.
+            {move || if shows_messages.get() {
                 // The server renders an empty transcript; the rows are only ever built in the browser.
-                {ClientOnly(view! {
+                Either::Left(ClientOnly(view! {
                     <div class="transcript__rows" node_ref=rows_box>
                     <For each=move || 0..group_count() key=|group| *group let:group>
                         {
@@ -261,7 +264,7 @@ pub fn Transcript(
                                         </For>
                                     </div>
                                 }
-                                .into_any()
+                                .into_row_view()
                             } else {
                                 view! {
                                     <div
@@ -270,13 +273,15 @@ pub fn Transcript(
                                         style:height=format!("{}px", box_height(group))
                                     ></div>
                                 }
-                                .into_any()
+                                .into_row_view()
                             }
                         }
                     </For>
                     </div>
-                })}
-            </Show>
+                }))
+            } else {
+                Either::Right(view! { <EmptyState on_suggestion sessions current now/> })
+            }}
             {move || unshown_error().map(|message| view! { <p class="part part--error transcript__error" role="alert">{message}</p> })}
             <Show when=move || !follow.get() && has_messages()>
                 <button class="button jump-latest" type="button" data-testid="jump-latest" on:click=jump_to_latest>
