@@ -15,8 +15,9 @@ use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
 use crate::client::connect;
 use crate::components::{
-    ActivityLine, AgentBar, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand, PaletteChoice,
-    QueueChips, QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript, prefetch_parser,
+    ActivityLine, AgentBar, ClientOnly, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand,
+    PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript,
+    prefetch_parser,
 };
 use crate::protocol::{AgentMode, AttachmentRef, Rerun, RerunKind, StreamingBehavior};
 
@@ -265,6 +266,9 @@ fn ChatPage() -> impl IntoView {
                 />
                 <Transcript chat=state.chat.read_only() on_suggestion sessions=state.sessions current=state.session_id now=state.now/>
                 <ActivityLine activity running output_streaming reconnecting last_error/>
+                // What only a run or a request in the browser can show: the server renders none of it, so none of
+                // it is hydrated.
+                {ClientOnly(view! {
                 <Show when=move || state.unreachable.get()>
                     <p class="chat__unreachable" role="alert" data-testid="unreachable">
                         "The chatwire server cannot be reached. This page connects again by itself once it answers."
@@ -285,6 +289,7 @@ fn ChatPage() -> impl IntoView {
                     queue
                     no_steering=Signal::derive(move || state.agent_info().and_then(|agent| agent.steer_unavailable))
                 />
+                })}
                 <Composer
                     on_send=requests.send
                     on_stop=requests.stop

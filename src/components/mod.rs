@@ -23,6 +23,7 @@ mod usage;
 pub use activity::ActivityLine;
 pub use agent_bar::{AgentBar, OwnSessions};
 pub use changes::ChangesLoad;
+pub use client_only::ClientOnly;
 pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
 pub use message::MessageActions;
 pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};

@@ -18,6 +18,7 @@ use leptos::prelude::*;
 use self::attach::{AttachmentChips, Attachments};
 pub use self::attach::{PickedFile, Upload, UploadReply};
 use self::suggest::Suggester;
+use super::client_only::ClientOnly;
 use super::picker::Picker;
 use super::usage::ContextMeter;
 use crate::draft::{self, ExportFormat, Mention, Offered, command_being_typed, mention_being_typed};
@@ -430,6 +431,7 @@ pub fn Composer(
             }
             on:dragleave=move |_| dragging.set(false)
             on:drop=on_drop>
+            {ClientOnly(view! {
             <Show when=move || decision.with(Option::is_some)>
                 <div class="plan-decision" role="group" aria-label="The plan waits for your decision" data-testid="plan-decision">
                     <p class="plan-decision__title">"Plan ready"</p>
@@ -457,6 +459,7 @@ pub fn Composer(
                     </div>
                 </div>
             </Show>
+            })}
             <p class="composer__note" role="status" data-testid="composer-note" hidden=move || note.with(Option::is_none)>
                 {move || note.get()}
             </p>
@@ -475,7 +478,7 @@ pub fn Composer(
             >
                 {move || if open() { load_suggester().map(|suggester| untrack(|| (suggester.items)(composing))) } else { None }}
             </ul>
-            <AttachmentChips attachments/>
+            {ClientOnly(view! { <AttachmentChips attachments/> })}
             <div class="composer__row">
                 <textarea
                     class="composer__input"
@@ -517,12 +520,15 @@ pub fn Composer(
                         "Attach"
                     </button>
                     <ContextMeter context/>
-                    <ModelPicker models model on_model/>
-                    <AgentOptionPickers options=agent_options on_option/>
+                    {ClientOnly(view! {
+                        <ModelPicker models model on_model/>
+                        <AgentOptionPickers options=agent_options on_option/>
+                    })}
                     <div class="mode-switch" role="radiogroup" aria-label="Mode">
                         <ModeOption mode value=AgentMode::Agent label="Agent" hint="The agent works on the task"/>
                         <ModeOption mode value=AgentMode::Plan label="Plan" hint="The agent only plans; you decide"/>
                     </div>
+                    {ClientOnly(view! {
                     <Show when=move || busy.get()>
                         <button class="button button--stop" type="button" title="Stop the run (Esc)" on:click=move |_| on_stop.run(())>
                             "Stop"
@@ -537,6 +543,7 @@ pub fn Composer(
                             "Follow-up"
                         </button>
                     </Show>
+                    })}
                     <button
                         class="button button--primary"
                         type="submit"
