@@ -119,7 +119,8 @@ where
     A: leptos::prelude::IntoView + 'static,
     B: leptos::prelude::IntoView + 'static,
 {
-    use leptos::prelude::{ArcMemo, Either, Get};
+    use leptos::either::Either;
+    use leptos::prelude::{ArcMemo, Get};
     let when = ArcMemo::new(move |_| when());
     move || if when.get() { Either::Left(shown()) } else { Either::Right(otherwise()) }
 }

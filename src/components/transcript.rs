@@ -3,6 +3,7 @@
 
 use std::ops::Range;
 
+use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::client_only::{ClientOnly, IntoRowView};
