@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::protocol::{ContextUse, MessageUsage, TokenUsage};
+use crate::protocol::{ContextUse, MessageUsage, TokenUsage, fixed};
 
 /// "950", "1.2k", "48k", "1.3M": a token count short enough for a footer.
 pub fn short_count(count: u64) -> String {
@@ -11,13 +11,13 @@ pub fn short_count(count: u64) -> String {
     if count < 1_000 {
         count.to_string()
     } else if thousands < 9.95 {
-        format!("{thousands:.1}k")
+        format!("{}k", fixed(thousands, 1))
     } else if thousands < 999.5 {
-        format!("{}k", thousands.round())
+        format!("{}k", fixed(thousands, 0))
     } else if millions < 9.95 {
-        format!("{millions:.1}M")
+        format!("{}M", fixed(millions, 1))
     } else {
-        format!("{}M", millions.round())
+        format!("{}M", fixed(millions, 0))
     }
 }
 
@@ -41,9 +41,9 @@ pub fn dollars(cost: f64) -> String {
     } else if cost < 0.0001 {
         "<$0.0001".to_owned()
     } else if cost < 0.01 {
-        format!("${cost:.4}")
+        format!("${}", fixed(cost, 4))
     } else {
-        format!("${cost:.2}")
+        format!("${}", fixed(cost, 2))
     }
 }
 

@@ -586,3 +586,26 @@ proptest! {
         prop_assert_eq!(&decoded, &frame);
     }
 }
+
+#[test]
+fn fixed_shows_a_number_with_its_decimals_as_format_does() {
+    use chatwire::protocol::{byte_size, fixed};
+    for (value, places) in [(0.0, 1), (1.25, 1), (9.94, 1), (12.5, 0), (0.00161, 4), (0.425, 2), (1234.5678, 2)] {
+        let expected = format!("{value:.prec$}", prec = places as usize);
+        let shown = fixed(value, places);
+        // `format!` rounds the binary value half to even; `fixed` rounds half away from zero: they differ only on
+        // an exact half, by one unit in the last place.
+        if shown != expected {
+            let last = |text: &str| text.replace('.', "").parse::<i64>().unwrap();
+            assert_eq!((last(&shown) - last(&expected)).abs(), 1, "{value} to {places}: {shown} against {expected}");
+        }
+    }
+    assert_eq!(fixed(12.5, 0), "13");
+    assert_eq!(fixed(0.0016, 4), "0.0016");
+    assert_eq!(fixed(-0.04, 1), "0.0");
+    assert_eq!(fixed(-2.26, 1), "-2.3");
+    assert_eq!(fixed(1_048_575.0 / 1024.0, 1), "1024.0");
+    assert_eq!(byte_size(1536), "1.5 KiB");
+    assert_eq!(byte_size(5 * 1024 * 1024), "5 MiB");
+    assert_eq!(byte_size(512), "512 B");
+}

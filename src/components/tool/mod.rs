@@ -120,7 +120,7 @@ pub fn format_duration(ms: u64) -> String {
     if ms < 1000 {
         format!("{ms} ms")
     } else if ms < 60_000 {
-        format!("{:.1} s", ms as f64 / 1000.0)
+        format!("{} s", crate::protocol::fixed(ms as f64 / 1000.0, 1))
     } else {
         let secs = (ms + 500) / 1000;
         format!("{} min {:02} s", secs / 60, secs % 60)
