@@ -119,8 +119,8 @@ describe('chatwire run changes', () => {
     await first.getByTestId('changes').getByRole('button', { name: 'Changes' }).click();
     assert.equal((await diffFetched).status(), 200);
     const view = first.getByRole('region', { name: 'Changes of this run' });
-    // The diff is here; the view that draws it is not.
-    await page.waitForTimeout(300);
+    // The diff is here (the view says it has taken it in); the code that draws it is not.
+    await view.and(page.locator('[data-diff="loaded"]')).waitFor({ timeout: 10_000 });
     assert.equal(await view.getByText('Loading the changes…').count(), 1);
     assert.equal(await view.locator('.changes__entry').count(), 0);
 

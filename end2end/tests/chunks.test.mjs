@@ -5,7 +5,7 @@
 // the search's hit list: the search field asks for it when it gets the focus.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
+import { firstLoad, launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
 
 const SCRIPT = {
   chunkChars: 20,
@@ -82,9 +82,10 @@ describe('WASM chunks', () => {
       asked += 1;
       return offline ? route.abort() : route.continue();
     });
+    const firstLoadOver = firstLoad(page);
     await openApp(page, suite.server);
-    // What the first load fetches has come by now (hydration is done); the chunk must not be among it.
-    await page.waitForTimeout(500);
+    // Everything the first load fetches has been asked for once it is over; the chunk must not be among it.
+    await firstLoadOver();
     assert.equal(asked, 0, 'the first load does not fetch the suggestions');
 
     const box = page.locator('[data-testid="composer"] textarea');
@@ -124,8 +125,9 @@ describe('WASM chunks', () => {
       asked += 1;
       return offline ? route.abort() : route.continue();
     });
+    const firstLoadOver = firstLoad(page);
     await openApp(page, suite.server);
-    await page.waitForTimeout(500);
+    await firstLoadOver();
     assert.equal(asked, 0, 'the first load does not fetch the hit list');
 
     const field = page.getByTestId('search');

@@ -6,7 +6,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { ARTIFACTS_DIR, launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
+import {
+  ARTIFACTS_DIR, firstLoad, launchBrowser, openApp, requestsSeen, sendPrompt, serverForSuite, watchProblems,
+} from './support.mjs';
 
 const XSS = '<img src=x onerror="window.__injected = true">';
 const BREAKOUT = '</code><script>window.__injected = true</script>';
@@ -60,16 +62,20 @@ describe('syntax highlighting', () => {
     });
     const highlighterFetches = () => pkgRequests.filter((p) => HIGHLIGHTER.test(p)).length;
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
+    const firstLoadOver = firstLoad(page);
     await openApp(page, suite.server);
-    await page.waitForLoadState('load');
+    await firstLoadOver();
     assert.equal(highlighterFetches(), 0, `the first page load fetched the highlighter: ${pkgRequests}`);
 
+    const parser = page.waitForResponse((response) => /^\/pkg\/split_markdown\./.test(new URL(response.url()).pathname));
     await sendPrompt(page, 'Say hello');
+    await (await parser).finished();
     const answers = page.locator('.message[data-role="assistant"]');
-    await answers.first().getByText('no code in this answer').waitFor({ timeout: 30_000 });
+    // Drawn by the parser (a paragraph, not the stand-in's plain text) to its end: a code block in it would have
+    // asked for the highlighter as it was drawn, before the request that `requestsSeen` makes.
+    await answers.first().locator('.markdown__block p:not(.markdown__unparsed)', { hasText: 'no code in this answer' }).waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
-    await page.waitForTimeout(500);
-    assert.ok(pkgRequests.some((p) => /^\/pkg\/split_markdown\./.test(p)), `the parser came: ${pkgRequests}`);
+    await requestsSeen(page);
     assert.equal(highlighterFetches(), 0, `an answer without code fetched the highlighter: ${pkgRequests}`);
 
     await sendPrompt(page, 'Show me code');
@@ -79,6 +85,8 @@ describe('syntax highlighting', () => {
     // Lines are highlighted as each is complete, so the later ones may come a frame after the first: wait for them.
     await code.locator('.hl-string').first().waitFor({ timeout: 30_000 });
     await code.locator('.hl-comment').first().waitFor({ timeout: 30_000 });
+    // The paragraph after the fence: the block is complete (it may still be streaming when its comment is drawn).
+    await answer.locator('.markdown__block p', { hasText: /^Done\.$/ }).waitFor({ timeout: 30_000 });
     assert.equal(
       await code.textContent(),
       ['fn main() {', `    let s = "${XSS}";`, `    // ${BREAKOUT}`, '    println!("{s}");', '}', ''].join('\n'),

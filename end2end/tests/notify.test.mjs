@@ -54,12 +54,18 @@ async function openNotifyingChat(t, server) {
   return { page, check };
 }
 
-/** Waits until `count` notifications were made, then a little longer to see that no more come. */
-async function waitForNotifications(page, count) {
+/**
+ * Waits until `count` notifications were made and then for `shown`, what the page draws once it has taken the last
+ * frame that could notify (Send back after the run's end, a card that waits for the user): frames are looked at as
+ * they arrive, before they are drawn, so any further notification would have been made by then.
+ */
+async function waitForNotifications(page, count, shown) {
   await page.waitForFunction((count) => window.__notifications.length >= count, count, { timeout: 30_000 });
-  await page.waitForTimeout(300);
+  await shown.waitFor({ timeout: 30_000 });
   return notifications(page);
 }
+
+const sendButton = (page) => page.getByRole('button', { name: 'Send' });
 
 describe('notifications: a run that finishes or fails', () => {
   let server;
@@ -85,17 +91,17 @@ describe('notifications: a run that finishes or fails', () => {
     // Visible: the run ends with nothing of the sort.
     await sendPrompt(page, 'First, while I watch');
     await answerText(page).getByText(ANSWER).waitFor({ timeout: 30_000 });
-    await page.getByRole('button', { name: 'Send' }).waitFor();
-    await page.waitForTimeout(300);
-    assert.deepEqual(await notifications(page), [], 'no notification while the tab is visible');
+    // Send is back once the run's last frame is drawn, and each frame is looked at before it is drawn.
+    await sendButton(page).waitFor();
     assert.equal(await page.title(), 'chatwire');
+    assert.deepEqual(await notifications(page), [], 'no notification while the tab is visible');
     const sessionId = new URL(page.url()).pathname.split('/').at(-1);
 
     // Hidden: the run's end notifies once, and the title and icon say so.
     await sendPrompt(page, 'Second, while I am away');
     await page.locator('.composer button', { hasText: 'Stop' }).waitFor();
     await setHidden(page, true);
-    const shown = await waitForNotifications(page, 1);
+    const shown = await waitForNotifications(page, 1, sendButton(page));
     assert.deepEqual(shown, [
       { title: 'First, while I watch', body: 'The answer is complete.', tag: `chatwire-${sessionId}` },
     ]);
@@ -113,7 +119,7 @@ describe('notifications: a run that finishes or fails', () => {
     await sendPrompt(page, 'Third, to click on');
     await page.locator('.composer button', { hasText: 'Stop' }).waitFor();
     await setHidden(page, true);
-    await waitForNotifications(page, 2);
+    assert.equal((await waitForNotifications(page, 2, sendButton(page))).length, 2);
     assert.equal(await page.title(), '(1) chatwire');
     await page.evaluate(() => {
       history.pushState(null, '', '/');
@@ -131,7 +137,9 @@ describe('notifications: a run that finishes or fails', () => {
     const { page, check } = await openNotifyingChat(t, failing);
     await setHidden(page, true);
     await sendPrompt(page, 'Try something');
-    const [shown] = await waitForNotifications(page, 1);
+    const all = await waitForNotifications(page, 1, sendButton(page));
+    assert.equal(all.length, 1);
+    const [shown] = all;
     assert.equal(shown.title, 'Try something');
     assert.match(shown.body, /^The run failed: .*The model refused/);
     assert.equal(await page.title(), '(1) chatwire');
@@ -173,14 +181,20 @@ describe('notifications: a run that waits for the user', () => {
     const { page, check } = await openNotifyingChat(t, server);
     await setHidden(page, true);
     await sendPrompt(page, 'Run a command');
-    const [approval] = await waitForNotifications(page, 1);
+    const approveButton = page.locator('.approval button', { hasText: 'Approve' });
+    const untilApproval = await waitForNotifications(page, 1, approveButton);
+    assert.equal(untilApproval.length, 1);
+    const [approval] = untilApproval;
     assert.equal(approval.body, 'Bash waits for your approval.');
     assert.equal(await page.title(), '(1) chatwire');
     assert.match(await favicon(page), /^data:image\/svg\+xml,/);
 
     // Approved from the (emulated) background: the question that follows is a second event.
-    await page.locator('.approval button', { hasText: 'Approve' }).click();
-    const [, question] = await waitForNotifications(page, 2);
+    await approveButton.click();
+    const asking = page.locator('.question.tool--input-available');
+    const untilQuestion = await waitForNotifications(page, 2, asking);
+    assert.equal(untilQuestion.length, 2);
+    const [, question] = untilQuestion;
     assert.equal(question.body, 'The agent asks: Which colour?');
     assert.equal(await page.title(), '(2) chatwire');
 
@@ -188,11 +202,11 @@ describe('notifications: a run that waits for the user', () => {
     await setHidden(page, false);
     await page.waitForFunction(() => document.title === 'chatwire');
     assert.equal(await favicon(page), '/favicon.svg');
-    await page.locator('.question.tool--input-available').getByRole('button', { name: 'Blue' }).click();
+    await asking.getByRole('button', { name: 'Blue' }).click();
     await answerText(page).getByText('All set.').waitFor({ timeout: 30_000 });
-    await page.waitForTimeout(300);
-    assert.equal((await notifications(page)).length, 2, 'a visible tab is not notified');
+    await sendButton(page).waitFor();
     assert.equal(await page.title(), 'chatwire');
+    assert.equal((await notifications(page)).length, 2, 'a visible tab is not notified');
     check();
   });
 });

@@ -359,6 +359,53 @@ export async function openChat(t, server, { viewport, requests = true } = {}) {
   return { context, page, check };
 }
 
+/** Waits until the page has drawn what it last changed: two animation frames (the first may have begun already). */
+export function settled(page) {
+  return page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+}
+
+let markers = 0;
+
+/**
+ * Resolves once the test has seen every request the page started before this call (Playwright's `request` events
+ * and `page.route` handlers): the page then fetches a marker address of its own, and the browser reports requests
+ * in the order the page starts them. A check that something was not fetched waits for this, not for a while.
+ */
+export async function requestsSeen(page) {
+  markers += 1;
+  const marker = `/api/health?seen=${markers}`;
+  const seen = page.waitForRequest((request) => {
+    const url = new URL(request.url());
+    return url.pathname + url.search === marker;
+  });
+  await page.evaluate(async (marker) => {
+    await fetch(marker);
+  }, marker);
+  await seen;
+}
+
+/**
+ * Call before the page opens the app; the function it returns resolves once that first load is over: the `load`
+ * event has fired, the requests the client makes as it starts (the session list, the models, the agents) are
+ * answered and drawn, and every request the page started meanwhile has been seen (`requestsSeen`). Whatever the
+ * first load fetches has been asked for by then.
+ */
+export function firstLoad(page) {
+  const startup = ['/api/sessions', '/api/models', '/api/agents'].map((route) =>
+    page
+      .waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname === route, { timeout: 60_000 })
+      .then((response) => response.finished()),
+  );
+  // Awaited only by the returned function: a page that fails to start must not also leave a rejection unhandled.
+  startup.forEach((answer) => answer.catch(() => {}));
+  return async () => {
+    await Promise.all(startup);
+    await page.waitForLoadState('load');
+    await settled(page);
+    await requestsSeen(page);
+  };
+}
+
 /** Types `text` into the composer and sends it with Enter. */
 export async function sendPrompt(page, text) {
   const input = page.locator('[data-testid="composer"] textarea');

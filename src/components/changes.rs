@@ -60,7 +60,14 @@ pub fn ChangesRow(
                 </button>
             </div>
             <Show when=move || open.get()>
-                <div class="changes__view" id=view_id.clone() role="region" aria-label="Changes of this run">
+                // `data-diff="loaded"` once the diff is here, drawn or still waiting for the code that draws it.
+                <div
+                    class="changes__view"
+                    id=view_id.clone()
+                    role="region"
+                    aria-label="Changes of this run"
+                    data-diff=move || loaded.with(|l| matches!(l, ChangesLoad::Loaded(_))).then_some("loaded")
+                >
                     {move || match loaded.get() {
                         ChangesLoad::NotLoaded | ChangesLoad::Loading => loading_note(),
                         ChangesLoad::Failed(message) => {
