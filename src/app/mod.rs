@@ -17,7 +17,7 @@ use crate::client::connect;
 use crate::components::{
     ActivityLine, AgentBar, ClientOnly, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand,
     PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript,
-    prefetch_parser,
+    prefetch_message_rows, prefetch_parser,
 };
 use crate::protocol::{AgentMode, AttachmentRef, Rerun, RerunKind, StreamingBehavior};
 
@@ -167,8 +167,10 @@ fn ChatPage() -> impl IntoView {
             requests.start.run(());
         }
         if session.is_some() {
-            // Its messages need the markdown parser's chunk: both are fetched at once, not one after the other.
+            // Its messages need the markdown parser's and the rows' chunks: all are fetched at once, not one after
+            // the other.
             prefetch_parser();
+            prefetch_message_rows();
         }
         requests.open.run(session);
     });

@@ -25,7 +25,7 @@ pub use agent_bar::{AgentBar, OwnSessions};
 pub use changes::ChangesLoad;
 pub use client_only::ClientOnly;
 pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
-pub use message::MessageActions;
+pub use message::{MessageActions, prefetch_message_rows};
 pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};
 pub use queue::QueueChips;
 pub use rows::prefetch_parser;

@@ -7,7 +7,7 @@ use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::client_only::{ClientOnly, IntoRowView};
-use super::message::MessageView;
+use super::message::message_row;
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
 use crate::chat_state::ChatSnapshot;
@@ -261,7 +261,7 @@ pub fn Transcript(
                                 view! {
                                     <div class="message-group">
                                         <For each=move || group_rows(group) key=|row| row.id.clone() let:row>
-                                            <MessageView row/>
+                                            {message_row(row)}
                                         </For>
                                     </div>
                                 }

@@ -503,6 +503,8 @@ pub fn Composer(
                     on:click=move |_| read_caret()
                     on:focus=move |_| {
                         let _ = load_suggester();
+                        // What is sent is drawn as a message: its chunk comes while the message is typed.
+                        crate::components::prefetch_message_rows();
                     }
                     on:paste=on_paste
                 ></textarea>

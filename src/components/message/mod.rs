@@ -1,9 +1,16 @@
 //! One message of the transcript: its parts, each a keyed row that redraws only when its own signals change.
+//!
+//! In the browser the rows come from a WASM chunk of their own ([`split`]).
+
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+mod split;
 
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
-use crate::components::client_only::{IntoRowView, show_or};
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub use self::split::{message_row, prefetch_message_rows};
+use crate::components::client_only::{IntoRowView, RowView, show_or};
 
 use super::changes::{ChangesLoad, ChangesRow};
 use super::highlight::highlighter;
@@ -41,8 +48,21 @@ pub struct MessageActions {
     pub load_changes: Callback<(String, RwSignal<ChangesLoad>)>,
 }
 
+/// A message's row; the server and its tests build it directly.
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+pub fn message_row(row: MessageRow) -> RowView {
+    build_message(row)
+}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+pub fn prefetch_message_rows() {}
+
+fn build_message(row: MessageRow) -> RowView {
+    view! { <MessageView row/> }.into_row_view()
+}
+
 #[component]
-pub fn MessageView(row: MessageRow) -> impl IntoView {
+fn MessageView(row: MessageRow) -> impl IntoView {
     let role = row.role.as_str();
     let parts = row.parts;
     // A sub-agent's calls are drawn inside their task's group, which finds them through this context.
