@@ -1,6 +1,7 @@
 // End-to-end check of the sidebar's search in Chromium against the release binary: two sessions run the scripted
 // demo, a word of one answer is typed into the search box, the hit shows its session's title and a snippet with the
-// word highlighted, and clicking it opens that session scrolled to that message; Esc clears the search.
+// word highlighted, and clicking it opens that session scrolled to that message; Esc clears the search. A hit on a
+// message that an edit replaced opens the branch that message is on.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openChat, startServer, waitForHydration } from './support.mjs';
@@ -80,6 +81,41 @@ describe('search', () => {
     await page.locator('[data-testid="search-hits"]').waitFor({ state: 'detached' });
     assert.equal(await search.inputValue(), '');
     assert.equal(await page.locator('[data-testid="sidebar"] nav.sidebar__list').isVisible(), true);
+    check();
+  });
+
+  test('a hit on the version an edit replaced opens the branch it is on, at that message', { timeout: 120_000 }, async (t) => {
+    const { page, check } = await openChat(t, server, { viewport: { width: 1100, height: 700 } });
+    const { sessionId, replaced } = await page.evaluate(async () => {
+      const post = async (url, body) => {
+        const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+        return response;
+      };
+      const sessionId = (await (await post('/api/sessions', { title: 'Marsupials' })).json()).session.sessionId;
+      await (await post('/api/chat', { sessionId, message: 'Where do wombats sleep?' })).text();
+      const replaced = (await (await fetch(`/api/sessions/${sessionId}`)).json()).messages[0].id;
+      const rerun = { kind: 'edit', messageId: replaced };
+      await (await post('/api/chat', { sessionId, message: 'Where do koalas sleep?', rerun })).text();
+      return { sessionId, replaced };
+    });
+    const shownFirst = async () => (await page.evaluate(async (id) => (await (await fetch(`/api/sessions/${id}`)).json()).messages[0].id, sessionId));
+    assert.notEqual(await shownFirst(), replaced, 'the edit shows its new version');
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await waitForHydration(page);
+
+    await page.locator('[data-testid="search"]').pressSequentially('wombats', { delay: 20 });
+    const hit = page.locator('[data-testid="search-hit"]');
+    await hit.first().waitFor();
+    assert.equal(await hit.count(), 1, 'the replaced version is found');
+    await hit.click();
+    await page.waitForURL(`**/s/${sessionId}`);
+    await page.waitForFunction((id) => document.querySelector(`[data-message-id="${id}"]`)?.hasAttribute('data-found'), replaced);
+    const transcript = page.locator('[data-testid="transcript"]');
+    assert.match(await transcript.locator(`[data-message-id="${replaced}"]`).innerText(), /wombats/);
+    assert.doesNotMatch(await transcript.innerText(), /koalas/, 'the branch of the new version is not shown');
+    await transcript.getByTestId('versions').getByText('1/2').waitFor();
+    assert.equal(await shownFirst(), replaced, 'the server logged the switch: a reload shows the same branch');
     check();
   });
 });

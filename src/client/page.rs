@@ -173,9 +173,9 @@ pub fn connect(state: PageState) -> PageRequests {
             }
         }),
         open_hit: Callback::new(move |hit: SearchHit| {
-            follow::go_to(page, Some(hit.session_id));
+            follow::go_to(page, Some(hit.session_id.clone()));
             if let Some(id) = hit.message_id {
-                leptos::task::spawn_local(scroll_to_message(id));
+                leptos::task::spawn_local(scroll_to_message(page, hit.session_id, id));
             }
         }),
     }
@@ -220,9 +220,10 @@ fn search(state: PageState, query: String) {
 const FIND_MESSAGE_TRIES: u32 = 60;
 const FIND_MESSAGE_EVERY: Duration = Duration::from_millis(50);
 
-/// Scrolls the opened session's message `id` into view and marks it (`data-found`) for a moment. The id goes
-/// into a CSS selector, so only an id of letters, digits, `-` and `_` (every id the server makes) is looked for.
-async fn scroll_to_message(id: String) {
+/// Scrolls the opened session's message `id` into view and marks it (`data-found`) for a moment, first showing the
+/// branch it is on when that is not the branch on screen. The id goes into a CSS selector, so only an id of
+/// letters, digits, `-` and `_` (every id the server makes) is looked for.
+async fn scroll_to_message(page: Page, session_id: String, id: String) {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return;
     }
@@ -234,8 +235,18 @@ async fn scroll_to_message(id: String) {
             .and_then(|document| document.query_selector(selector).ok().flatten())
     };
     let pause = api::Pause::new();
+    let mut branch_shown = false;
     for _ in 0..FIND_MESSAGE_TRIES {
         pause.sleep(FIND_MESSAGE_EVERY).await;
+        if !branch_shown && off_branch(page.state, &session_id, &id) {
+            // An earlier version of an edited or regenerated message (or what followed it): its hit names it, and
+            // the server shows the branch through it, as the version arrows would.
+            branch_shown = true;
+            if let Some(rare) = rare::load(page.state).await {
+                (rare.show_branch)(page, id.clone()).await;
+            }
+            continue;
+        }
         let Some(element) = find(&selector) else {
             // A message far from the viewport is not built: scrolling to its group's box builds it.
             if let Some(group) = find(&group_selector) {
@@ -251,6 +262,12 @@ async fn scroll_to_message(id: String) {
         let _ = element.remove_attribute("data-found");
         return;
     }
+}
+
+/// True once session `session_id` is on screen and its message `id` is known but on a branch not shown.
+fn off_branch(state: PageState, session_id: &str, id: &str) -> bool {
+    state.session_id.with_untracked(|shown| shown.as_deref() == Some(session_id))
+        && state.chat.with_untracked(|chat| chat.tree.contains(id) && chat.message(id).is_none())
 }
 
 /// Starts the download of `url` as a click on a link would (the answer names the file).

@@ -582,7 +582,9 @@ pub struct SearchHit {
     /// The `seq` of the logged `message` or `done` frame that matched; absent when the title matched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<Seq>,
-    /// The id of the matched message, to scroll to; absent when the title matched.
+    /// The id of the matched message, to scroll to; absent when the title matched. It also names the branch the
+    /// message is on (an edit or a regeneration keeps the version it replaced, found under its own id):
+    /// `POST /api/sessions/{id}/branch` with it shows that branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
     /// A short window of the matched text, cut into plain and highlighted pieces: text, never markup.

@@ -8,7 +8,7 @@ pub mod postgres;
 pub mod search;
 pub mod sqlite;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -49,11 +49,61 @@ fn done(session_id: &str, run_id: &str) -> Append {
 /// Every implementation under test, each over a fresh, empty store: SQLite in a temporary directory, and a new
 /// database on the tests' PostgreSQL server.
 async fn stores() -> Vec<(Arc<dyn Store>, tempfile::TempDir)> {
+    raw_stores().await.into_iter().map(|(store, _, dir)| (store, dir)).collect()
+}
+
+/// `stores`, each with its database as a test reads it past the `Store` trait.
+pub async fn raw_stores() -> Vec<(Arc<dyn Store>, RawDatabase, tempfile::TempDir)> {
     let dir = tempfile::tempdir().unwrap();
     let sqlite: Arc<dyn Store> = Arc::new(SqliteStore::open(dir.path()).unwrap());
+    let file = RawDatabase::Sqlite(dir.path().join("chatwire.db"));
     let url = super::postgres::test_server::server().fresh_database().await;
     let postgres: Arc<dyn Store> = Arc::new(PostgresStore::open(&url).await.unwrap());
-    vec![(sqlite, dir), (postgres, tempfile::tempdir().unwrap())]
+    vec![(sqlite, file, dir), (postgres, RawDatabase::Postgres(url), tempfile::tempdir().unwrap())]
+}
+
+/// A store's database, opened apart from the store: what the trait cannot show, such as rows a search would not
+/// return anyway (its join to `sessions` hides a document whose session is gone).
+pub enum RawDatabase {
+    Sqlite(std::path::PathBuf),
+    Postgres(String),
+}
+
+impl RawDatabase {
+    /// The rows the search index holds for `session_id`, and in all. For SQLite that is `search_docs`, checked
+    /// against the FTS5 table: its per-document sizes (`search_fts_docsize`) must be as many, and its
+    /// `integrity-check` (which for an external-content table compares the index with `search_docs`) must pass,
+    /// or words of deleted documents would stay in the index unseen.
+    pub async fn index_rows(&self, session_id: &str) -> (i64, i64) {
+        match self {
+            RawDatabase::Sqlite(path) => {
+                let connection = rusqlite::Connection::open(path).unwrap();
+                let count = |sql: &str| connection.query_row(sql, [session_id], |row| row.get::<_, i64>(0)).unwrap();
+                let of_session = count("SELECT count(*) FROM search_docs WHERE session_id = ?1");
+                let all = count("SELECT count(*) FROM search_docs WHERE ?1 IS NOT NULL");
+                let sized = count("SELECT count(*) FROM search_fts_docsize WHERE ?1 IS NOT NULL");
+                assert_eq!(sized, all, "the FTS5 table holds as many documents as search_docs");
+                connection
+                    .execute("INSERT INTO search_fts (search_fts, rank) VALUES ('integrity-check', 1)", [])
+                    .expect("the FTS5 index matches search_docs");
+                (of_session, all)
+            }
+            RawDatabase::Postgres(url) => {
+                let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.unwrap();
+                let connection = tokio::spawn(connection);
+                let row = client
+                    .query_one(
+                        "SELECT count(*) FILTER (WHERE session_id = $1), count(*) FROM search_docs",
+                        &[&session_id],
+                    )
+                    .await
+                    .unwrap();
+                drop(client);
+                connection.await.unwrap().unwrap();
+                (row.get(0), row.get(1))
+            }
+        }
+    }
 }
 
 #[tokio::test]
@@ -320,6 +370,27 @@ fn said(session_id: &str, id: &str, role: Role, parts: Vec<ChatMessagePart>) -> 
     Append { frames: vec![frame], ..deltas(session_id, None, 0) }
 }
 
+/// An answer as a run logs it: a `done` frame with the whole message.
+fn answered(session_id: &str, id: &str, text: &str) -> Append {
+    let message = ChatMessage {
+        id: id.into(),
+        role: Role::Assistant,
+        parts: vec![ChatMessagePart::text(text)],
+        created_at: None,
+        changes: None,
+        usage: None,
+    };
+    let frame = ChatFrame::Done(DoneFrame {
+        seq: None,
+        run_id: "r1".into(),
+        message,
+        session_id: session_id.into(),
+        session_file: None,
+        session_reset: None,
+    });
+    Append { frames: vec![frame], ..deltas(session_id, Some("r1"), 0) }
+}
+
 pub fn prompt(session_id: &str, id: &str, text: &str) -> Append {
     said(session_id, id, Role::User, vec![ChatMessagePart::text(text)])
 }
@@ -378,6 +449,23 @@ async fn titles_are_found_kept_current_on_rename_and_gone_with_their_session() {
         assert!(store.search("release", 10).await.unwrap().is_empty(), "a deleted session is not found");
         assert!(store.search("friday", 10).await.unwrap().is_empty());
         assert_eq!(store.search("kernel", 10).await.unwrap().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn a_deleted_session_leaves_no_row_in_the_search_index() {
+    for (store, raw, _dir) in raw_stores().await {
+        for id in ["gone", "kept"] {
+            store.create_session(id, "Wombat notes", None, 1).await.unwrap();
+            store.append(prompt(id, &format!("{id}-q"), "where do wombats sleep")).await.unwrap();
+            store.append(answered(id, &format!("{id}-a"), "wombats sleep in burrows")).await.unwrap();
+        }
+        store.rename_session("gone", "Wombat burrows", 2).await.unwrap();
+        assert_eq!(raw.index_rows("gone").await, (3, 6), "a title, a prompt and an answer each");
+        assert!(store.delete_session("gone").await.unwrap());
+        assert_eq!(raw.index_rows("gone").await, (0, 3), "the other session's documents stay");
+        let hits = store.search("wombat", 10).await.unwrap();
+        assert!(hits.iter().all(|hit| hit.session_id == "kept") && hits.len() == 3, "{hits:?}");
     }
 }
 

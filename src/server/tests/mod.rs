@@ -12,4 +12,5 @@ mod forks;
 mod gate;
 mod instances;
 mod routes;
+mod search;
 mod stream;
