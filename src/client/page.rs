@@ -205,7 +205,8 @@ fn search(state: PageState, query: String) {
         return;
     }
     leptos::task::spawn_local(async move {
-        let answer = api::search(&query).await;
+        let Some(rare) = rare::load(state).await else { return };
+        let answer = (rare.search)(query).await;
         if LAST_SEARCH.with(std::cell::Cell::get) != number {
             return;
         }

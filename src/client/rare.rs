@@ -1,6 +1,5 @@
-//! The page's rarer requests (fork, restore files, show another version, a run's changes, an agent's option) as a
-//! WASM chunk of their
-//! own (`cargo leptos --split`), fetched the first time one of them is asked for.
+//! The page's rarer requests (fork, restore files, show another version, a run's changes, an agent's option, a
+//! search) as a WASM chunk of their own (`cargo leptos --split`), fetched the first time one of them is asked for.
 //!
 //! Each is a click away and then waits on the server anyway; their response types (the fork's workspace, the
 //! restore's file lists, the diff) and the code that lands them in the page's signals are not on the first load.
@@ -13,8 +12,9 @@ use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 use super::follow::{self, Page};
 use crate::app::PageState;
+use crate::client::ClientError;
 use crate::components::{ChangesLoad, OwnSessions};
-use crate::protocol::AgentOptionRequest;
+use crate::protocol::{AgentOptionRequest, SearchResponse};
 
 type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
 
@@ -28,6 +28,7 @@ pub struct Rare {
     pub list_conversations: fn(String, RwSignal<OwnSessions>) -> Boxed<()>,
     pub open_conversation: fn(Page, String, String) -> Boxed<()>,
     pub set_option: fn(PageState, String, String) -> Boxed<()>,
+    pub search: fn(String) -> Boxed<Result<SearchResponse, ClientError>>,
 }
 
 /// The split point: everything only this reaches goes into the chunk.
@@ -41,6 +42,7 @@ fn rare() -> Result<Rare, SplitLoaderError> {
         list_conversations: |agent, into| Box::pin(list_conversations(agent, into)),
         open_conversation: |page, agent, id| Box::pin(follow::open_conversation(page, agent, id)),
         set_option: |state, id, value| Box::pin(set_option(state, id, value)),
+        search: |query| Box::pin(async move { super::search(&query).await }),
     })
 }
 

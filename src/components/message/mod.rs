@@ -66,7 +66,7 @@ fn MessageView(row: MessageRow) -> impl IntoView {
     let role = row.role.as_str();
     let parts = row.parts;
     // A sub-agent's calls are drawn inside their task's group, which finds them through this context.
-    provide_context(MessageParts(parts.clone()));
+    provide_context(MessageParts { parts: parts.clone(), draw: part_view });
     let actions = use_context::<MessageActions>();
     let editing = {
         let id = row.id.clone();
@@ -414,8 +414,12 @@ fn MessageEditor(id: String, text: String, actions: MessageActions) -> impl Into
     }
 }
 
+fn part_view(part: PartRow) -> RowView {
+    view! { <PartView part/> }.into_row_view()
+}
+
 #[component]
-pub(super) fn PartView(part: PartRow) -> impl IntoView {
+fn PartView(part: PartRow) -> impl IntoView {
     match part.content {
         PartSignals::Plain(text) => {
             view! { <p class="part part--text part--plain">{move || text.get()}</p> }.into_row_view()

@@ -5,13 +5,18 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::components::message::PartView;
+use crate::components::client_only::RowView;
 use crate::components::rows::{PartKey, PartRow};
 use crate::protocol::{ChatToolPart, GenericOutput, ToolState};
 
-/// The parts of the message being drawn, for groups that collect their children from it.
+/// The parts of the message being drawn, for groups that collect their children from it, and what draws a part.
+/// The message's rows hand over `draw`: the tool renderers' chunk then does not hold the code of the parts, which
+/// is the message rows' chunk's.
 #[derive(Clone)]
-pub struct MessageParts(pub ArcRwSignal<Vec<PartRow>>);
+pub struct MessageParts {
+    pub parts: ArcRwSignal<Vec<PartRow>>,
+    pub draw: fn(PartRow) -> RowView,
+}
 
 /// The id a call nests under: what comes before its last `:`, when `is_tool_call` says a call of that id is there.
 pub fn parent_id(id: &str, is_tool_call: impl Fn(&str) -> bool) -> Option<&str> {
@@ -48,7 +53,9 @@ pub fn TaskGroup(
     /// The task's tool part.
     tool: ArcRwSignal<ChatToolPart>,
 ) -> impl IntoView {
-    let parts = use_context::<MessageParts>().map(|parts| parts.0);
+    let message = use_context::<MessageParts>();
+    let draw = message.as_ref().map(|message| message.draw);
+    let parts = message.map(|message| message.parts);
     let id = tool.with_untracked(|t| t.tool_call_id.clone());
     let data_id = id.clone();
     let children = move || parts.as_ref().map(|parts| parts.with(|all| children_of(all, &id))).unwrap_or_default();
@@ -84,7 +91,7 @@ pub fn TaskGroup(
             </summary>
             <div class="task-group__children">
                 <For each=children key=|part| part.key.clone() let:part>
-                    <PartView part/>
+                    {draw.map(|draw| draw(part))}
                 </For>
             </div>
             {move || report().map(|text| view! { <p class="task-group__report">{text}</p> })}
