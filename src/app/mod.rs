@@ -248,6 +248,8 @@ fn ChatPage() -> impl IntoView {
                 />
             </SessionsSidebar>
             <main class="chat">
+                // Hidden until the agents are loaded, which the server does not wait for: not hydrated.
+                {ClientOnly(view! {
                 <AgentBar
                     several=several_agents
                     can_open=Signal::derive(move || {
@@ -266,6 +268,7 @@ fn ChatPage() -> impl IntoView {
                     agent=Signal::derive(move || state.agent_info().map(|agent| agent.name))
                     on_pick=requests.pick_agent
                 />
+                })}
                 <Transcript chat=state.chat.read_only() on_suggestion sessions=state.sessions current=state.session_id now=state.now/>
                 <ActivityLine activity running output_streaming reconnecting last_error/>
                 // What only a run or a request in the browser can show: the server renders none of it, so none of
@@ -316,6 +319,8 @@ fn ChatPage() -> impl IntoView {
                 />
             </main>
         </div>
+        // Closed until asked for: the server draws nothing of it to hydrate.
+        {ClientOnly(view! {
         <QuickSwitcher
             switcher
             sessions=state.sessions
@@ -326,6 +331,7 @@ fn ChatPage() -> impl IntoView {
             theme=state.theme
             on_choose
         />
+        })}
     }
 }
 

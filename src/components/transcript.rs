@@ -473,6 +473,8 @@ fn EmptyState(
                     })
                     .collect_view()}
             </ul>
+            // The sessions are loaded after the page: the server lists none, so nothing of the list is hydrated.
+            {ClientOnly(view! {
             <Show when=move || recent.with(|recent| !recent.is_empty())>
                 <section class="empty-state__recent" aria-labelledby="recent-sessions" data-testid="recent-sessions">
                     <h3 id="recent-sessions">"Pick up where you left off"</h3>
@@ -492,6 +494,7 @@ fn EmptyState(
                     </ul>
                 </section>
             </Show>
+            })}
         </div>
     }
 }
