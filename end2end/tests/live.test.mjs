@@ -219,6 +219,9 @@ describe('chatwire live client', () => {
     await send(page, 'First session');
     await waitForIdle(page);
     const first = new URL(page.url()).pathname;
+    // The page's own links and back/forward change the URL without loading the page again (client::location):
+    // a value left on the window survives all of it.
+    await page.evaluate(() => { window.__samePage = true; });
     await page.getByTestId('new-chat').click();
     await page.waitForURL((url) => url.pathname === '/');
     // Rows are drawn on animation frames: wait for the empty chat rather than sampling the page once.
@@ -247,6 +250,7 @@ describe('chatwire live client', () => {
     await page.goForward();
     await page.waitForURL((url) => url.pathname === first);
     await page.locator(userMessages, { hasText: 'First session' }).waitFor();
+    assert.equal(await page.evaluate(() => window.__samePage), true, 'a click or back/forward reloaded the page');
     check();
   });
 
