@@ -3,6 +3,7 @@
 
 mod batch;
 mod follow;
+mod lists;
 pub mod location;
 mod notify;
 mod page;

@@ -6,8 +6,8 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use super::follow::{self, Page};
-use super::{notify, rare, reach, theme};
-use crate::app::{PageRequests, PageState, preselected_agent, preselected_model};
+use super::{lists, notify, rare, reach, theme};
+use crate::app::{PageRequests, PageState};
 use crate::client::{self as api, ClientError};
 use crate::components::{ChangesLoad, OwnSessions};
 use crate::protocol::{ApprovalRequest, QuestionAnswerRequest, SearchHit};
@@ -22,8 +22,7 @@ pub fn connect(state: PageState) -> PageRequests {
     // an effect made there down with it.
     reach::watch(state, move || {
         leptos::task::spawn_local(follow::refresh_sessions(state));
-        leptos::task::spawn_local(load_models(state));
-        leptos::task::spawn_local(load_agents(state));
+        leptos::task::spawn_local(lists::load(state));
         follow::reopen(page);
     });
     PageRequests {
@@ -289,32 +288,7 @@ fn start(page: Page) {
     state.now.set(api::now_millis());
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));
-    leptos::task::spawn_local(load_models(state));
-    leptos::task::spawn_local(load_agents(state));
-}
-
-async fn load_models(state: PageState) {
-    match api::models().await {
-        Ok(models) => {
-            state.model.set(Some(preselected_model(&models, api::remembered_model().as_deref())));
-            state.rerun_unavailable.set(models.rerun_unavailable);
-            state.attachment_limits.set(models.attachment_limits);
-            state.models.set(models.models);
-        }
-        Err(error) if reach::lost(state, &error) => {}
-        Err(error) => state.problem.set(Some(format!("Could not load the list of models: {error}"))),
-    }
-}
-
-async fn load_agents(state: PageState) {
-    match api::agents().await {
-        Ok(agents) => {
-            state.agent.set(Some(preselected_agent(&agents, api::remembered_agent().as_deref())));
-            state.agents.set(Some(agents));
-        }
-        Err(error) if reach::lost(state, &error) => {}
-        Err(error) => state.problem.set(Some(format!("Could not load the list of agents: {error}"))),
-    }
+    leptos::task::spawn_local(lists::load(state));
 }
 
 async fn delete(page: Page, session_id: String) {

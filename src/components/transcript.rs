@@ -11,7 +11,7 @@ use super::message::message_row;
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
 use crate::chat_state::ChatSnapshot;
-use crate::protocol::{ChatMessagePart, SessionSummary};
+use crate::protocol::{ChatMessagePart, SessionSummary, fixed};
 
 const SUGGESTIONS: [&str; 3] =
     ["Explain what this repository does", "Find and fix a failing test", "Add a README section on configuration"];
@@ -271,7 +271,7 @@ pub fn Transcript(
                                     <div
                                         class="message-group message-group--unbuilt"
                                         data-messages=move || group_message_ids(group)
-                                        style:height=format!("{}px", box_height(group))
+                                        style:height=format!("{}px", fixed(box_height(group), 2))
                                     ></div>
                                 }
                                 .into_row_view()

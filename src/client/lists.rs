@@ -1,0 +1,67 @@
+//! The lists the page loads once it is live, the models and the agents, as a WASM chunk of their own (`cargo leptos
+//! --split`): their requests, their decoders and what picks this browser's model and agent from them are not needed
+//! to draw the page or to type, and come right after it.
+//!
+//! Until they are here the composer offers no model picker and a send runs on the server's defaults, as while the
+//! requests themselves are on their way.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use wasm_split_helpers::{SplitLoaderError, wasm_split};
+
+use super::reach;
+use crate::app::{PageState, preselected_agent, preselected_model};
+use crate::client as api;
+use leptos::prelude::*;
+
+type Load = fn(PageState) -> Pin<Box<dyn Future<Output = ()>>>;
+
+/// The split point: everything only this reaches goes into the chunk.
+#[wasm_split(page_lists, fallible)]
+fn loaders() -> Result<[Load; 2], SplitLoaderError> {
+    Ok([|state| Box::pin(load_models(state)), |state| Box::pin(load_agents(state))])
+}
+
+/// What the problem line says while the chunk cannot be fetched; it is asked for again when the server answers
+/// after having been out of reach (`reach::watch`), or at a reload.
+const NOT_LOADED: &str = "Part of the page could not be loaded; try again.";
+
+/// Loads the models and the agents into the page's signals.
+pub async fn load(state: PageState) {
+    match loaders().await {
+        Ok(loads) => {
+            if state.problem.with_untracked(|problem| problem.as_deref() == Some(NOT_LOADED)) {
+                state.problem.set(None);
+            }
+            for load in loads {
+                leptos::task::spawn_local(load(state));
+            }
+        }
+        Err(_) => state.problem.set(Some(NOT_LOADED.to_owned())),
+    }
+}
+
+async fn load_models(state: PageState) {
+    match api::models().await {
+        Ok(models) => {
+            state.model.set(Some(preselected_model(&models, api::remembered_model().as_deref())));
+            state.rerun_unavailable.set(models.rerun_unavailable);
+            state.attachment_limits.set(models.attachment_limits);
+            state.models.set(models.models);
+        }
+        Err(error) if reach::lost(state, &error) => {}
+        Err(error) => state.problem.set(Some(format!("Could not load the list of models: {error}"))),
+    }
+}
+
+async fn load_agents(state: PageState) {
+    match api::agents().await {
+        Ok(agents) => {
+            state.agent.set(Some(preselected_agent(&agents, api::remembered_agent().as_deref())));
+            state.agents.set(Some(agents));
+        }
+        Err(error) if reach::lost(state, &error) => {}
+        Err(error) => state.problem.set(Some(format!("Could not load the list of agents: {error}"))),
+    }
+}
