@@ -2,7 +2,9 @@
 // text shows unformatted and the tool row as its name and status, the run goes on, and once a retry gets the chunks
 // through, the same rows are drawn in full with everything that streamed meanwhile. The composer's suggestions are a
 // chunk the first load does not fetch: the message box asks for it, and typing goes on while it cannot come. So is
-// the search's hit list: the search field asks for it when it gets the focus.
+// the search's hit list: the search field asks for it when it gets the focus. The transcript's message rows are a
+// chunk too: while it cannot come a message is an empty placeholder of its role, the run goes on, and a retry draws
+// the messages whole.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstLoad, launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
@@ -19,6 +21,7 @@ const SCRIPT = {
 const CHUNK = /\/pkg\/split_(markdown|tool_renderers)\.[^/]+\.wasm$/;
 const SUGGESTIONS = /\/pkg\/split_composer_suggestions\.[^/]+\.wasm$/;
 const SEARCH_HITS = /\/pkg\/split_search_hits\.[^/]+\.wasm$/;
+const MESSAGE_ROWS = /\/pkg\/split_message_rows\.[^/]+\.wasm$/;
 
 // wasm-split's loader starts the fetch before it waits for the chunks it shares code with, so a refused fetch can
 // surface as an unhandled rejection before the loader handles it.
@@ -143,6 +146,43 @@ describe('WASM chunks', () => {
     assert.equal(await hits.getAttribute('aria-busy'), null);
 
     assert.ok(problems.some((p) => /the search's hit list did not load/.test(p)), problems.join('\n'));
+    const unexpected = problems.filter(
+      (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
+    );
+    assert.deepEqual(unexpected, [], 'only the failed fetches were reported');
+  });
+
+  test('messages wait for the rows chunk as placeholders of their role, and are drawn whole when a retry gets it', { timeout: 120_000 }, async (t) => {
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
+    t.after(() => browser.close());
+    const { problems } = watchProblems(browser.context, { requests: false });
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    let offline = true;
+    let refused = 0;
+    await page.route(MESSAGE_ROWS, (route) => {
+      if (!offline) return route.continue();
+      refused += 1;
+      return route.abort();
+    });
+    await openApp(page, suite.server);
+    await sendPrompt(page, 'Run a tool');
+
+    // The run ends (Send is back) with both messages waiting: one placeholder per message, nothing drawn in them.
+    const busy = page.locator('.message[aria-busy="true"]');
+    await busy.nth(1).waitFor({ timeout: 30_000 });
+    await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
+    assert.deepEqual(await busy.evaluateAll((rows) => rows.map((row) => row.dataset.role)), ['user', 'assistant']);
+    assert.equal(await page.locator('.message .part').count(), 0);
+    assert.ok(refused >= 1, 'the rows chunk was asked for');
+
+    offline = false;
+    const answer = page.locator('.message[data-role="assistant"]:not([aria-busy])');
+    await answer.getByText('All `done`.').or(answer.locator('code', { hasText: 'done' })).first().waitFor({ timeout: 20_000 });
+    await page.locator('.message[data-role="user"]:not([aria-busy])', { hasText: 'Run a tool' }).waitFor({ timeout: 10_000 });
+    await answer.locator('.tool[data-tool="Bash"], .tool-pending').first().waitFor({ timeout: 20_000 });
+    assert.equal(await busy.count(), 0);
+
+    assert.ok(problems.some((p) => /the transcript's message rows did not load/.test(p)), problems.join('\n'));
     const unexpected = problems.filter(
       (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
     );
