@@ -189,7 +189,8 @@ mod tests {
     fn counts_are_short_in_the_line_and_whole_in_the_tooltip() {
         let shown: Vec<String> =
             [0, 999, 1000, 1234, 9_999, 12_345, 999_499, 999_600, 1_250_000, 12_600_000].map(short_count).into();
-        assert_eq!(shown, ["0", "999", "1.0k", "1.2k", "10k", "12k", "999k", "1.0M", "1.2M", "13M"]);
+        // 1,250,000 is 1.3M: a half rounds up, as people round (`format!` rounded it to the even 1.2M).
+        assert_eq!(shown, ["0", "999", "1.0k", "1.2k", "10k", "12k", "999k", "1.0M", "1.3M", "13M"]);
         assert_eq!(full_count(1_234_567), "1,234,567");
         assert_eq!(full_count(123), "123");
         assert_eq!(full_count(123_456), "123,456");
