@@ -3,8 +3,8 @@
 // through, the same rows are drawn in full with everything that streamed meanwhile. The composer's suggestions are a
 // chunk the first load does not fetch: the message box asks for it, and typing goes on while it cannot come. So is
 // the search's hit list: the search field asks for it when it gets the focus. The transcript's message rows are a
-// chunk too: while it cannot come a message is an empty placeholder of its role, the run goes on, and a retry draws
-// the messages whole.
+// chunk too: while it cannot come the transcript is empty (not the empty chat's suggestions), the run goes on, and
+// a retry draws the messages whole.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstLoad, launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
@@ -152,7 +152,7 @@ describe('WASM chunks', () => {
     assert.deepEqual(unexpected, [], 'only the failed fetches were reported');
   });
 
-  test('messages wait for the rows chunk as placeholders of their role, and are drawn whole when a retry gets it', { timeout: 120_000 }, async (t) => {
+  test('a transcript waits for the rows chunk, empty, and is drawn whole when a retry gets it', { timeout: 120_000 }, async (t) => {
     const browser = await launchBrowser({ serviceWorkers: 'block' });
     t.after(() => browser.close());
     const { problems } = watchProblems(browser.context, { requests: false });
@@ -167,20 +167,19 @@ describe('WASM chunks', () => {
     await openApp(page, suite.server);
     await sendPrompt(page, 'Run a tool');
 
-    // The run ends (Send is back) with both messages waiting: one placeholder per message, nothing drawn in them.
-    const busy = page.locator('.message[aria-busy="true"]');
-    await busy.nth(1).waitFor({ timeout: 30_000 });
-    await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
-    assert.deepEqual(await busy.evaluateAll((rows) => rows.map((row) => row.dataset.role)), ['user', 'assistant']);
-    assert.equal(await page.locator('.message .part').count(), 0);
+    // The run ends (the page says so to screen readers) with no row drawn, and no empty-chat suggestions in their
+    // place.
+    await page.locator('[data-testid="announcer"]', { hasText: 'The answer is complete.' }).waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('.message').count(), 0);
+    assert.equal(await page.locator('.empty-state').count(), 0, 'a session is not shown as an empty chat');
     assert.ok(refused >= 1, 'the rows chunk was asked for');
 
     offline = false;
-    const answer = page.locator('.message[data-role="assistant"]:not([aria-busy])');
-    await answer.getByText('All `done`.').or(answer.locator('code', { hasText: 'done' })).first().waitFor({ timeout: 20_000 });
-    await page.locator('.message[data-role="user"]:not([aria-busy])', { hasText: 'Run a tool' }).waitFor({ timeout: 10_000 });
-    await answer.locator('.tool[data-tool="Bash"], .tool-pending').first().waitFor({ timeout: 20_000 });
-    assert.equal(await busy.count(), 0);
+    const answer = page.locator('.message[data-role="assistant"]');
+    await answer.locator('code', { hasText: 'done' }).first().waitFor({ timeout: 30_000 });
+    await page.locator('.message[data-role="user"]', { hasText: 'Run a tool' }).waitFor({ timeout: 10_000 });
+    await answer.locator('.tool[data-tool="Bash"]').first().waitFor({ timeout: 20_000 });
+    assert.equal(await page.locator('.message[aria-busy="true"]').count(), 0);
 
     assert.ok(problems.some((p) => /the transcript's message rows did not load/.test(p)), problems.join('\n'));
     const unexpected = problems.filter(

@@ -124,17 +124,18 @@ pub fn connect(state: PageState) -> PageRequests {
         }),
         rename: Callback::new(move |(session_id, title): (String, String)| {
             leptos::task::spawn_local(async move {
-                match api::rename_session(&session_id, &title).await {
-                    Ok(renamed) => state.sessions.update(|sessions| {
-                        if let Some(entry) = sessions.iter_mut().find(|s| s.session_id == renamed.session_id) {
-                            *entry = renamed;
-                        }
-                    }),
-                    Err(error) => state.problem.set(Some(format!("Could not rename the session: {error}"))),
+                if let Some(rare) = rare::load(state).await {
+                    (rare.rename)(state, session_id, title).await;
                 }
             })
         }),
-        delete: Callback::new(move |session_id| leptos::task::spawn_local(delete(page, session_id))),
+        delete: Callback::new(move |session_id| {
+            leptos::task::spawn_local(async move {
+                if let Some(rare) = rare::load(state).await {
+                    (rare.delete)(page, session_id).await;
+                }
+            })
+        }),
         pick_model: Callback::new(move |name: String| {
             api::remember_model(&name);
             state.model.set(Some(name));
@@ -152,18 +153,18 @@ pub fn connect(state: PageState) -> PageRequests {
         search: Callback::new(move |query: String| search(state, query)),
         find_files: Callback::new(move |(query, reply): (String, crate::components::FileReply)| {
             leptos::task::spawn_local(async move {
-                let session = state.session_id.get_untracked();
-                let answer = api::files(&query, session.as_deref()).await;
-                reply.run((query, answer.map(|found| found.files).map_err(|error| error.to_string())));
+                match rare::load(state).await {
+                    Some(rare) => (rare.find_files)(state, query, reply).await,
+                    None => reply.run((query, Err(rare::NOT_LOADED.to_owned()))),
+                }
             })
         }),
         upload: Callback::new(move |(file, reply): (web_sys::File, crate::components::UploadReply)| {
             leptos::task::spawn_local(async move {
-                let outcome = api::upload_attachment(&file).await.map_err(|error| match error {
-                    ClientError::Status { message, .. } => message,
-                    other => format!("{} could not be uploaded: {other}", file.name()),
-                });
-                reply.run(outcome);
+                match rare::load(state).await {
+                    Some(rare) => (rare.upload)(file, reply).await,
+                    None => reply.run(Err(format!("{} could not be uploaded: {}", file.name(), rare::NOT_LOADED))),
+                }
             })
         }),
         export: Callback::new(move |format: crate::draft::ExportFormat| {
@@ -216,8 +217,9 @@ fn search(state: PageState, query: String) {
     });
 }
 
-/// How long a hit's message may take to appear once its session is opened (its transcript is loaded first).
-const FIND_MESSAGE_TRIES: u32 = 60;
+/// How long a hit's message may take to appear once its session is opened: its transcript is loaded first and, on
+/// the first session opened, the rows' chunk; 10 s, for a slow phone on a slow line.
+const FIND_MESSAGE_TRIES: u32 = 200;
 const FIND_MESSAGE_EVERY: Duration = Duration::from_millis(50);
 
 /// Scrolls the opened session's message `id` into view and marks it (`data-found`) for a moment, first showing the
@@ -291,7 +293,36 @@ fn start(page: Page) {
     leptos::task::spawn_local(lists::load(state));
 }
 
-async fn delete(page: Page, session_id: String) {
+/// Renames a session and lists it under its new title (reached only from the rarer requests' chunk).
+pub(super) async fn rename(state: PageState, session_id: String, title: String) {
+    match api::rename_session(&session_id, &title).await {
+        Ok(renamed) => state.sessions.update(|sessions| {
+            if let Some(entry) = sessions.iter_mut().find(|s| s.session_id == renamed.session_id) {
+                *entry = renamed;
+            }
+        }),
+        Err(error) => state.problem.set(Some(format!("Could not rename the session: {error}"))),
+    }
+}
+
+/// The workspace's files matching an `@` mention being typed (reached only from the rarer requests' chunk).
+pub(super) async fn find_files(state: PageState, query: String, reply: crate::components::FileReply) {
+    let session = state.session_id.get_untracked();
+    let answer = api::files(&query, session.as_deref()).await;
+    reply.run((query, answer.map(|found| found.files).map_err(|error| error.to_string())));
+}
+
+/// Uploads an attachment (reached only from the rarer requests' chunk).
+pub(super) async fn upload(file: web_sys::File, reply: crate::components::UploadReply) {
+    let outcome = api::upload_attachment(&file).await.map_err(|error| match error {
+        ClientError::Status { message, .. } => message,
+        other => format!("{} could not be uploaded: {other}", file.name()),
+    });
+    reply.run(outcome);
+}
+
+/// Deletes a session and goes to a new chat if it was on screen (reached only from the rarer requests' chunk).
+pub(super) async fn delete(page: Page, session_id: String) {
     let state = page.state;
     match api::delete_session(&session_id).await {
         Ok(()) => {

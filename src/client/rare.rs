@@ -1,5 +1,6 @@
 //! The page's rarer requests (fork, restore files, show another version, a run's changes, an agent's option, a
-//! search) as a WASM chunk of their own (`cargo leptos --split`), fetched the first time one of them is asked for.
+//! search, a session's rename and delete, the files an `@` mention lists, an attachment's upload) as a WASM chunk of
+//! their own (`cargo leptos --split`), fetched the first time one of them is asked for.
 //!
 //! Each is a click away and then waits on the server anyway; their response types (the fork's workspace, the
 //! restore's file lists, the diff) and the code that lands them in the page's signals are not on the first load.
@@ -13,7 +14,7 @@ use wasm_split_helpers::{SplitLoaderError, wasm_split};
 use super::follow::{self, Page};
 use crate::app::PageState;
 use crate::client::ClientError;
-use crate::components::{ChangesLoad, OwnSessions};
+use crate::components::{ChangesLoad, FileReply, OwnSessions, UploadReply};
 use crate::protocol::{AgentOptionRequest, SearchResponse};
 
 type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
@@ -29,6 +30,10 @@ pub struct Rare {
     pub open_conversation: fn(Page, String, String) -> Boxed<()>,
     pub set_option: fn(PageState, String, String) -> Boxed<()>,
     pub search: fn(String) -> Boxed<Result<SearchResponse, ClientError>>,
+    pub rename: fn(PageState, String, String) -> Boxed<()>,
+    pub delete: fn(Page, String) -> Boxed<()>,
+    pub find_files: fn(PageState, String, FileReply) -> Boxed<()>,
+    pub upload: fn(web_sys::File, UploadReply) -> Boxed<()>,
 }
 
 /// The split point: everything only this reaches goes into the chunk.
@@ -43,6 +48,10 @@ fn rare() -> Result<Rare, SplitLoaderError> {
         open_conversation: |page, agent, id| Box::pin(follow::open_conversation(page, agent, id)),
         set_option: |state, id, value| Box::pin(set_option(state, id, value)),
         search: |query| Box::pin(async move { super::search(&query).await }),
+        rename: |state, id, title| Box::pin(super::page::rename(state, id, title)),
+        delete: |page, id| Box::pin(super::page::delete(page, id)),
+        find_files: |state, query, reply| Box::pin(super::page::find_files(state, query, reply)),
+        upload: |file, reply| Box::pin(super::page::upload(file, reply)),
     })
 }
 
@@ -81,7 +90,7 @@ async fn list_conversations(agent: String, into: RwSignal<OwnSessions>) {
 }
 
 /// What the problem line says while the chunk cannot be fetched.
-const NOT_LOADED: &str = "Part of the page could not be loaded; try again.";
+pub const NOT_LOADED: &str = "Part of the page could not be loaded; try again.";
 
 /// The chunk's requests; a failed fetch says so on the problem line (until a later ask gets the chunk) and is tried
 /// again at the next ask.

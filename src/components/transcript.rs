@@ -7,7 +7,7 @@ use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::client_only::{ClientOnly, IntoRowView};
-use super::message::message_row;
+use super::message::{message_row, sync_rows, track_message_rows};
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
 use crate::chat_state::ChatSnapshot;
@@ -55,7 +55,7 @@ pub fn Transcript(
 ) -> impl IntoView {
     let rows = StoredValue::new(chat.with_untracked(|snapshot| {
         let mut rows = TranscriptRows::default();
-        rows.sync(snapshot);
+        sync_rows(&mut rows, snapshot);
         rows
     }));
     let message_rows = RwSignal::from(rows.with_value(TranscriptRows::view));
@@ -151,7 +151,7 @@ pub fn Transcript(
     let sync_rows = move || {
         sync_scheduled.set_value(false);
         let report =
-            chat.with_untracked(|snapshot| rows.try_update_value(|rows| rows.sync(snapshot))).unwrap_or_default();
+            chat.with_untracked(|snapshot| rows.try_update_value(|rows| sync_rows(rows, snapshot))).unwrap_or_default();
         if report.session_replaced {
             near.set(0..0);
             heights.set_value(Vec::new());
@@ -172,8 +172,10 @@ pub fn Transcript(
     };
     Effect::new(move |_| {
         chat.track();
-        // Text that came before the markdown parser's chunk is rendered when the chunk arrives.
+        // Text that came before the markdown parser's chunk is rendered when the chunk arrives, and a session whose
+        // rows' chunk came after it is drawn then.
         track_parser();
+        track_message_rows();
         if sync_scheduled.get_value() {
             return;
         }
@@ -219,7 +221,8 @@ pub fn Transcript(
             (!shown).then(|| error.clone())
         })
     };
-    let has_messages = move || message_rows.with(|rows| !rows.is_empty());
+    // The session's, not the rows': a session is not an empty chat while the rows' chunk is on its way.
+    let has_messages = move || chat.with(|chat| !chat.messages.is_empty());
     // The rows or the empty state are drawn again only when that changes, not at every new message.
     let shows_messages = Memo::new(move |_| has_messages());
     let group_count = move || message_rows.with(|rows| rows.len().div_ceil(MESSAGE_GROUP));

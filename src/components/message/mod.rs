@@ -9,7 +9,7 @@ use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
-pub use self::split::{message_row, prefetch_message_rows};
+pub use self::split::{message_row, prefetch_message_rows, sync_rows, track_message_rows};
 use crate::components::client_only::{IntoRowView, RowView, show_or};
 
 use super::changes::{ChangesLoad, ChangesRow};
@@ -56,6 +56,17 @@ pub fn message_row(row: MessageRow) -> RowView {
 
 #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
 pub fn prefetch_message_rows() {}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+pub fn sync_rows(
+    rows: &mut super::rows::TranscriptRows,
+    snapshot: &crate::chat_state::ChatSnapshot,
+) -> super::rows::SyncReport {
+    rows.sync(snapshot)
+}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+pub fn track_message_rows() {}
 
 fn build_message(row: MessageRow) -> RowView {
     view! { <MessageView row/> }.into_row_view()

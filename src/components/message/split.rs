@@ -1,26 +1,47 @@
 //! The transcript's message rows as a WASM chunk of their own (`cargo leptos --split`): the first page load carries
-//! the transcript's frame, not what draws a message (its parts, version arrows, Edit, Regenerate, Restore, Fork,
-//! the editor, usage, attachments and their lightbox). The chunk is fetched when a session opens or the message box
-//! gets the focus, so it is usually there before the first row is; until it is, a message is an empty article of
-//! its role, its data kept in signals meanwhile, and the row is built whole once the chunk arrives. A failed fetch
-//! is retried (see `LazyChunk`).
+//! the transcript's frame, not what keeps its rows in step with the session (`TranscriptRows::sync`) nor what draws
+//! a message (its parts, version arrows, Edit, Regenerate, Restore, Fork, the editor, usage, attachments and their
+//! lightbox). The chunk is fetched when a session opens or the message box gets the focus, so it is usually there
+//! before the first row is; until it is, the transcript of a session with messages is empty (not the empty
+//! chat's suggestions), the session kept in the reducer's snapshot meanwhile, and the rows are built whole once the
+//! chunk arrives. A failed fetch is retried (see `LazyChunk`).
 
 use leptos::prelude::*;
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
+use crate::chat_state::ChatSnapshot;
 use crate::components::client_only::{IntoRowView, RowView};
 use crate::components::lazy_chunk::LazyChunk;
-use crate::components::rows::MessageRow;
+use crate::components::rows::{MessageRow, SyncReport, TranscriptRows};
 
-type BuildMessage = fn(MessageRow) -> RowView;
+/// What the chunk hands the main module.
+#[derive(Clone, Copy)]
+struct Rows {
+    build: fn(MessageRow) -> RowView,
+    sync: fn(&mut TranscriptRows, &ChatSnapshot) -> SyncReport,
+}
 
 /// The split point: everything only this reaches goes into the chunk.
 #[wasm_split(message_rows, fallible)]
-fn builder() -> Result<BuildMessage, SplitLoaderError> {
-    Ok(super::build_message)
+fn builder() -> Result<Rows, SplitLoaderError> {
+    Ok(Rows { build: super::build_message, sync: TranscriptRows::sync })
 }
 
-static MESSAGES: LazyChunk<BuildMessage> = LazyChunk::new("the transcript's message rows");
+static MESSAGES: LazyChunk<Rows> = LazyChunk::new("the transcript's message rows");
+
+/// Brings `rows` to `snapshot` once the chunk is here; until then nothing (and the chunk is fetched). Called from
+/// an effect that [`track_message_rows`] makes run again when the chunk arrives.
+pub fn sync_rows(rows: &mut TranscriptRows, snapshot: &ChatSnapshot) -> SyncReport {
+    match MESSAGES.get_or_load(builder) {
+        Some(loaded) => (loaded.sync)(rows, snapshot),
+        None => SyncReport::default(),
+    }
+}
+
+/// Subscribes the running effect to the chunk's arrival.
+pub fn track_message_rows() {
+    MESSAGES.get();
+}
 
 /// Starts fetching the chunk, if it is not there or on its way.
 pub fn prefetch_message_rows() {
@@ -28,11 +49,11 @@ pub fn prefetch_message_rows() {
 }
 
 pub fn message_row(row: MessageRow) -> RowView {
-    if let Some(build) = MESSAGES.get_or_load(builder) {
-        return build(row);
+    if let Some(loaded) = MESSAGES.get_or_load(builder) {
+        return (loaded.build)(row);
     }
     (move || match MESSAGES.get() {
-        Some(build) => untrack(|| build(row.clone())),
+        Some(loaded) => untrack(|| (loaded.build)(row.clone())),
         None => pending(&row),
     })
     .into_row_view()
