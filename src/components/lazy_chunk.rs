@@ -67,6 +67,11 @@ impl<T: Copy + Send + Sync + 'static> LazyChunk<T> {
         });
     }
 
+    /// The chunk's value if it has loaded, untracked and without fetching it.
+    pub fn loaded(&self) -> Option<T> {
+        self.signal().get_untracked()
+    }
+
     /// The chunk's value, tracked: the running view or effect re-runs when the chunk arrives.
     pub fn get(&self) -> Option<T> {
         self.signal().get()

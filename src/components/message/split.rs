@@ -32,7 +32,10 @@ static MESSAGES: LazyChunk<Rows> = LazyChunk::new("the transcript's message rows
 /// Brings `rows` to `snapshot` once the chunk is here; until then nothing (and the chunk is fetched). Called from
 /// an effect that [`track_message_rows`] makes run again when the chunk arrives.
 pub fn sync_rows(rows: &mut TranscriptRows, snapshot: &ChatSnapshot) -> SyncReport {
-    match MESSAGES.get_or_load(builder) {
+    // An empty chat has no rows to keep, and does not fetch the chunk for them: its first message (or the message
+    // box's focus) does.
+    let rows_code = if snapshot.messages.is_empty() { MESSAGES.loaded() } else { MESSAGES.get_or_load(builder) };
+    match rows_code {
         Some(loaded) => (loaded.sync)(rows, snapshot),
         None => SyncReport::default(),
     }
