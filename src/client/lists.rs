@@ -10,7 +10,7 @@ use std::pin::Pin;
 
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
-use super::reach;
+use super::{rare, reach};
 use crate::app::{PageState, preselected_agent, preselected_model};
 use crate::client as api;
 use leptos::prelude::*;
@@ -23,22 +23,12 @@ fn loaders() -> Result<[Load; 2], SplitLoaderError> {
     Ok([|state| Box::pin(load_models(state)), |state| Box::pin(load_agents(state))])
 }
 
-/// What the problem line says while the chunk cannot be fetched; it is asked for again when the server answers
-/// after having been out of reach (`reach::watch`), or at a reload.
-const NOT_LOADED: &str = "Part of the page could not be loaded; try again.";
-
-/// Loads the models and the agents into the page's signals.
+/// Loads the models and the agents into the page's signals. A chunk that cannot be fetched says so on the problem
+/// line; it is asked for again when the server answers after having been out of reach (`reach::watch`), or at a
+/// reload.
 pub async fn load(state: PageState) {
-    match loaders().await {
-        Ok(loads) => {
-            if state.problem.with_untracked(|problem| problem.as_deref() == Some(NOT_LOADED)) {
-                state.problem.set(None);
-            }
-            for load in loads {
-                leptos::task::spawn_local(load(state));
-            }
-        }
-        Err(_) => state.problem.set(Some(NOT_LOADED.to_owned())),
+    for load in rare::loaded_or_said(state, loaders().await).into_iter().flatten() {
+        leptos::task::spawn_local(load(state));
     }
 }
 

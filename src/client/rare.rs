@@ -89,22 +89,28 @@ async fn list_conversations(agent: String, into: RwSignal<OwnSessions>) {
     }
 }
 
-/// What the problem line says while the chunk cannot be fetched.
+/// What the problem line says while a chunk of the page's requests cannot be fetched.
 pub const NOT_LOADED: &str = "Part of the page could not be loaded; try again.";
 
-/// The chunk's requests; a failed fetch says so on the problem line (until a later ask gets the chunk) and is tried
-/// again at the next ask.
-pub async fn load(state: PageState) -> Option<Rare> {
-    match rare().await {
-        Ok(rare) => {
+/// A chunk's value, or `None` with the problem line saying so; the line is cleared again once a later ask gets a
+/// chunk. Shared by the chunks of the page's requests (this one and `lists`).
+pub fn loaded_or_said<T, E>(state: PageState, fetched: Result<T, E>) -> Option<T> {
+    match fetched {
+        Ok(value) => {
             if state.problem.with_untracked(|problem| problem.as_deref() == Some(NOT_LOADED)) {
                 state.problem.set(None);
             }
-            Some(rare)
+            Some(value)
         }
         Err(_) => {
             state.problem.set(Some(NOT_LOADED.to_owned()));
             None
         }
     }
+}
+
+/// The chunk's requests; a failed fetch says so on the problem line (until a later ask gets the chunk) and is tried
+/// again at the next ask.
+pub async fn load(state: PageState) -> Option<Rare> {
+    loaded_or_said(state, rare().await)
 }

@@ -6,7 +6,6 @@
 //! chat's suggestions), the session kept in the reducer's snapshot meanwhile, and the rows are built whole once the
 //! chunk arrives. A failed fetch is retried (see `LazyChunk`).
 
-use leptos::prelude::*;
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 use crate::chat_state::ChatSnapshot;
@@ -51,22 +50,10 @@ pub fn prefetch_message_rows() {
     let _ = MESSAGES.get_or_load(builder);
 }
 
+/// A message's row. Rows exist only once the chunk has synced them (`sync_rows`), so its code is here by then.
 pub fn message_row(row: MessageRow) -> RowView {
-    if let Some(loaded) = MESSAGES.get_or_load(builder) {
-        return (loaded.build)(row);
+    match MESSAGES.loaded() {
+        Some(loaded) => (loaded.build)(row),
+        None => ().into_row_view(),
     }
-    (move || match MESSAGES.get() {
-        Some(loaded) => untrack(|| (loaded.build)(row.clone())),
-        None => pending(&row),
-    })
-    .into_row_view()
-}
-
-/// The message's place while the chunk comes.
-fn pending(row: &MessageRow) -> RowView {
-    let role = row.role.as_str();
-    view! {
-        <article class=format!("message message--{role}") data-role=role data-message-id=row.id.clone() aria-busy="true"></article>
-    }
-    .into_row_view()
 }
