@@ -58,9 +58,11 @@ pub struct PageState {
     /// True when system notifications are on (the setting, with the browser's permission).
     pub notify: RwSignal<bool>,
     pub notify_permission: RwSignal<NotifyPermission>,
-    /// Events of runs (finished, failed, waiting) that happened while the tab was hidden and have not been seen
-    /// since; the tab title shows the count.
+    /// Events of runs (finished, failed, waiting) that happened while the user was not looking at their session (the
+    /// tab hidden, or another session on screen) and have not been seen since; the tab title shows the count.
     pub unseen: RwSignal<u32>,
+    /// The sessions those events happened in, whose rows in the sidebar are marked until they are opened.
+    pub unseen_sessions: RwSignal<Vec<String>>,
     /// The hits of the sidebar's search; `None` while nothing is searched for.
     pub search_hits: RwSignal<Option<Vec<SearchHit>>>,
     /// Why this server cannot edit or regenerate messages (`GET /api/models`), if it cannot.
@@ -94,6 +96,7 @@ impl PageState {
             notify: RwSignal::new(false),
             notify_permission: RwSignal::new(NotifyPermission::default()),
             unseen: RwSignal::new(0),
+            unseen_sessions: RwSignal::new(Vec::new()),
             search_hits: RwSignal::new(None),
             rerun_unavailable: RwSignal::new(None),
             attachment_limits: RwSignal::new(AttachmentLimits::default()),

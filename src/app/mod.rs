@@ -232,6 +232,7 @@ fn ChatPage() -> impl IntoView {
             <SessionsSidebar
                 sessions=state.sessions
                 current=state.session_id
+                unseen=state.unseen_sessions
                 now=state.now
                 on_rename=requests.rename
                 on_delete=requests.delete

@@ -7,7 +7,9 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::protocol::{ChatFrame, ToolKind, ToolState};
+use crate::protocol::{
+    Activity, ApprovalActivity, ChatFrame, FailedActivity, QuestionActivity, RunActivity, ToolKind, ToolState,
+};
 
 /// An event of a run that asks for the user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,57 +32,90 @@ pub struct AttentionEvent {
     pub key: String,
 }
 
+/// What a frame of `session_id` tells the activity feed (`GET /api/activity`), if anything: the server reads its
+/// logs with this, and the page reads the frames of the session it follows with it, so both name an event alike.
+pub fn activity_of(session_id: &str, frame: &ChatFrame) -> Option<Activity> {
+    let session_id = session_id.to_owned();
+    Some(match frame {
+        ChatFrame::Start(start) => Activity::Started(RunActivity { session_id, run_id: start.run_id.clone() }),
+        ChatFrame::Done(done) => Activity::Finished(RunActivity { session_id, run_id: done.run_id.clone() }),
+        ChatFrame::Error(error) => Activity::Failed(FailedActivity {
+            session_id,
+            run_id: error.run_id.clone(),
+            seq: error.seq,
+            message: error.message.clone(),
+        }),
+        ChatFrame::Tool(tool) => {
+            let part = &tool.part;
+            match part.state {
+                ToolState::ApprovalRequested => Activity::Approval(ApprovalActivity {
+                    session_id,
+                    tool_call_id: part.tool_call_id.clone(),
+                    tool: part.tool_name().into_owned(),
+                }),
+                ToolState::InputAvailable if matches!(part.kind, ToolKind::Question) => {
+                    let question = part.input_str("question").or_else(|| part.input_str("title"));
+                    Activity::Question(QuestionActivity {
+                        session_id,
+                        tool_call_id: part.tool_call_id.clone(),
+                        question: question.map(str::to_owned),
+                    })
+                }
+                ToolState::InputAvailable
+                | ToolState::InputStreaming
+                | ToolState::OutputAvailable
+                | ToolState::OutputError
+                | ToolState::OutputDenied => return None,
+            }
+        }
+        ChatFrame::Message(_)
+        | ChatFrame::Delta(_)
+        | ChatFrame::Thinking(_)
+        | ChatFrame::ToolDraft(_)
+        | ChatFrame::ToolArgsDelta(_)
+        | ChatFrame::Plan(_)
+        | ChatFrame::State(_)
+        | ChatFrame::Queue(_)
+        | ChatFrame::Branch(_)
+        | ChatFrame::Changes(_)
+        | ChatFrame::Usage(_)
+        | ChatFrame::AgentOptions(_)
+        | ChatFrame::Compaction(_)
+        | ChatFrame::Retry(_)
+        | ChatFrame::Ping => return None,
+    })
+}
+
 impl Attention {
     /// The event a frame is, if it is one.
     pub fn of(frame: &ChatFrame) -> Option<AttentionEvent> {
-        let (attention, key) = match frame {
-            ChatFrame::Done(done) => (Attention::Finished, format!("end:{}", done.run_id)),
-            ChatFrame::Error(error) => {
-                let key = match (&error.run_id, error.seq) {
+        activity_of("", frame).as_ref().and_then(Attention::of_activity)
+    }
+
+    /// The event an activity is, if it is one (a run that starts needs no one). Its key is the same whether the
+    /// activity came from the feed or from the frames of the session on screen, so an event brought by both counts
+    /// once.
+    pub fn of_activity(activity: &Activity) -> Option<AttentionEvent> {
+        let (attention, key) = match activity {
+            Activity::Finished(run) => (Attention::Finished, format!("end:{}", run.run_id)),
+            Activity::Failed(failed) => {
+                let key = match (&failed.run_id, failed.seq) {
                     (Some(run), _) => format!("end:{run}"),
                     (None, Some(seq)) => format!("error:{seq}"),
                     // Unlogged (a send refused before any run): it is this request's answer, seen once.
-                    (None, None) => format!("error:{}", error.message),
+                    (None, None) => format!("error:{}", failed.message),
                 };
-                (Attention::Failed { message: error.message.clone() }, key)
+                (Attention::Failed { message: failed.message.clone() }, key)
             }
-            ChatFrame::Tool(tool) => {
-                let part = &tool.part;
-                match part.state {
-                    ToolState::ApprovalRequested => (
-                        Attention::AwaitsApproval { tool: part.tool_name().into_owned() },
-                        format!("approval:{}", part.tool_call_id),
-                    ),
-                    ToolState::InputAvailable if matches!(part.kind, ToolKind::Question) => {
-                        let question = part.input_str("question").or_else(|| part.input_str("title"));
-                        (
-                            Attention::AwaitsAnswer { question: question.map(str::to_owned) },
-                            format!("question:{}", part.tool_call_id),
-                        )
-                    }
-                    ToolState::InputAvailable
-                    | ToolState::InputStreaming
-                    | ToolState::OutputAvailable
-                    | ToolState::OutputError
-                    | ToolState::OutputDenied => return None,
-                }
-            }
-            ChatFrame::Start(_)
-            | ChatFrame::Message(_)
-            | ChatFrame::Delta(_)
-            | ChatFrame::Thinking(_)
-            | ChatFrame::ToolDraft(_)
-            | ChatFrame::ToolArgsDelta(_)
-            | ChatFrame::Plan(_)
-            | ChatFrame::State(_)
-            | ChatFrame::Queue(_)
-            | ChatFrame::Branch(_)
-            | ChatFrame::Changes(_)
-            | ChatFrame::Usage(_)
-            | ChatFrame::AgentOptions(_)
-            | ChatFrame::Compaction(_)
-            | ChatFrame::Retry(_)
-            | ChatFrame::Ping => return None,
+            Activity::Approval(approval) => (
+                Attention::AwaitsApproval { tool: approval.tool.clone() },
+                format!("approval:{}", approval.tool_call_id),
+            ),
+            Activity::Question(question) => (
+                Attention::AwaitsAnswer { question: question.question.clone() },
+                format!("question:{}", question.tool_call_id),
+            ),
+            Activity::Started(_) | Activity::Ping => return None,
         };
         Some(AttentionEvent { attention, key })
     }
@@ -125,6 +160,16 @@ impl Unseen {
         self.counts.retain(|(id, _)| id != session_id);
     }
 
+    /// Whether the session has events the user has not seen (its row in the sidebar is marked).
+    pub fn has(&self, session_id: &str) -> bool {
+        self.counts.iter().any(|(id, _)| id == session_id)
+    }
+
+    /// The sessions with unseen events, in the order their first one came.
+    pub fn sessions(&self) -> Vec<String> {
+        self.counts.iter().map(|(id, _)| id.clone()).collect()
+    }
+
     /// Unseen events over all sessions.
     pub fn total(&self) -> u32 {
         self.counts.iter().map(|(_, count)| count).sum()
@@ -143,8 +188,8 @@ pub fn counted_title(title: &str, unseen: u32) -> String {
 mod tests {
     use serde_json::json;
 
-    use super::{Attention, AttentionEvent, Unseen, counted_title};
-    use crate::protocol::ChatFrame;
+    use super::{Attention, AttentionEvent, Unseen, activity_of, counted_title};
+    use crate::protocol::{Activity, ChatFrame, RunActivity};
 
     fn frame(value: serde_json::Value) -> ChatFrame {
         serde_json::from_value(value).expect("a valid frame")
@@ -211,6 +256,47 @@ mod tests {
         assert!(!unseen.note("a", &approval, true));
         assert!(!unseen.note("a", &approval, false), "brought again by another stream once the tab is hidden");
         assert_eq!(unseen.total(), 0);
+    }
+
+    #[test]
+    fn the_feed_names_an_event_as_the_frames_on_screen_do() {
+        let frames = [
+            done("r1"),
+            frame(json!({ "type": "error", "seq": 4, "runId": "r2", "message": "bad key" })),
+            frame(json!({ "type": "error", "seq": 6, "message": "interrupted before it began" })),
+            tool("c1", "Bash", "approval-requested", json!({ "command": "ls" })),
+            tool("c2", "Question", "input-available", json!({ "title": "Pick one" })),
+        ];
+        for frame in &frames {
+            let activity = activity_of("b", frame).expect("each is an activity");
+            assert_eq!(activity.session_id(), Some("b"));
+            let line = serde_json::to_string(&activity).unwrap();
+            let read: Activity = serde_json::from_str(&line).unwrap();
+            assert_eq!(Attention::of_activity(&read), Attention::of(frame), "{line}");
+            assert!(Attention::of(frame).is_some());
+        }
+        let started = activity_of(
+            "b",
+            &frame(json!({
+                "type": "start", "seq": 1, "id": "m", "runId": "r3", "sessionId": "b"
+            })),
+        );
+        assert_eq!(started, Some(Activity::Started(RunActivity { session_id: "b".into(), run_id: "r3".into() })));
+        assert!(started.as_ref().is_some_and(Activity::changes_status));
+        assert_eq!(Attention::of_activity(&started.unwrap()), None, "a run that starts needs no one");
+        assert_eq!(activity_of("b", &tool("c3", "Bash", "input-available", json!({}))), None);
+    }
+
+    #[test]
+    fn the_sessions_with_unseen_events_are_the_marked_rows() {
+        let mut unseen = Unseen::default();
+        let finished = Attention::of(&done("r1")).unwrap();
+        unseen.note("b", &finished, false);
+        unseen.note("a", &finished, true);
+        assert!(unseen.has("b") && !unseen.has("a"));
+        assert_eq!(unseen.sessions(), ["b"]);
+        unseen.seen("b");
+        assert!(unseen.sessions().is_empty());
     }
 
     #[test]

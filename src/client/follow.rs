@@ -20,7 +20,7 @@ use crate::protocol::*;
 const QUIET_LIMIT_MS: f64 = 20_000.0;
 
 /// Re-attach delays: 0.5 s, doubling, capped at 8 s.
-fn backoff(attempt: u32) -> Duration {
+pub(super) fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(500u64.saturating_mul(1 << attempt.saturating_sub(1).min(4)))
 }
 
@@ -192,6 +192,16 @@ fn take_frames(page: Page, session_id: &str, frames: Vec<ChatFrame>) -> bool {
     let live = page.live();
     live.notices.frames(page.state, session_id, &frames, move |id| go_to(page, Some(id)));
     live.take_frames(frames)
+}
+
+/// An event of the activity feed (`client::activity`): told as the frames of the session on screen are, and the
+/// sidebar's statuses read again when a run started or ended.
+pub(super) fn take_activity(page: Page, activity: &Activity) {
+    let state = page.state;
+    page.live().notices.activity(state, activity, move |id| go_to(page, Some(id)));
+    if activity.changes_status() {
+        leptos::task::spawn_local(refresh_sessions(state));
+    }
 }
 
 pub fn open(page: Page, session_id: Option<String>) {

@@ -3,32 +3,38 @@
 //! to draw the page or to type, and come right after it.
 //!
 //! Until they are here the composer offers no model picker and a send runs on the server's defaults, as while the
-//! requests themselves are on their way.
+//! requests themselves are on their way. The activity feed (`client::activity`) is followed from here too: it is
+//! wanted once the page is live, not to draw it.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
-use super::{rare, reach};
+use super::follow::Page;
+use super::{activity, rare, reach};
 use crate::app::{PageState, preselected_agent, preselected_model};
 use crate::client as api;
 use leptos::prelude::*;
 
-type Load = fn(PageState) -> Pin<Box<dyn Future<Output = ()>>>;
+type Load = fn(Page) -> Pin<Box<dyn Future<Output = ()>>>;
 
 /// The split point: everything only this reaches goes into the chunk.
 #[wasm_split(page_lists, fallible)]
-fn loaders() -> Result<[Load; 2], SplitLoaderError> {
-    Ok([|state| Box::pin(load_models(state)), |state| Box::pin(load_agents(state))])
+fn loaders() -> Result<[Load; 3], SplitLoaderError> {
+    Ok([
+        |page| Box::pin(load_models(page.state)),
+        |page| Box::pin(load_agents(page.state)),
+        |page| Box::pin(activity::follow(page)),
+    ])
 }
 
-/// Loads the models and the agents into the page's signals. A chunk that cannot be fetched says so on the problem
-/// line; it is asked for again when the server answers after having been out of reach (`reach::watch`), or at a
-/// reload.
-pub async fn load(state: PageState) {
-    for load in rare::loaded_or_said(state, loaders().await).into_iter().flatten() {
-        leptos::task::spawn_local(load(state));
+/// Loads the models and the agents into the page's signals, and follows the activity feed. A chunk that cannot be
+/// fetched says so on the problem line; it is asked for again when the server answers after having been out of reach
+/// (`reach::watch`), or at a reload.
+pub async fn load(page: Page) {
+    for load in rare::loaded_or_said(page.state, loaders().await).into_iter().flatten() {
+        leptos::task::spawn_local(load(page));
     }
 }
 

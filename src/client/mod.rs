@@ -1,6 +1,7 @@
 //! The browser's side of the HTTP API: sessions, and sends and re-attachments whose NDJSON stream is decoded into
 //! frames as it arrives; and the page's requests made with it (`connect`), following the run on screen.
 
+mod activity;
 mod batch;
 mod follow;
 mod lists;
@@ -254,7 +255,7 @@ pub async fn send(
 ) -> Result<StreamEnd, ClientError> {
     let builder = Request::post("/api/chat").abort_signal(Some(&handle.controller.signal()));
     let response = checked(builder.json(request)?.send().await.map_err(ClientError::from)?).await?;
-    read_frames(response, handle, on_frames).await
+    read_stream::<FrameDecoder>(response, handle, on_frames).await
 }
 
 /// Re-attaches to a session: the logged frames after `after`, then the live tail, until `on_frames` says stop.
@@ -266,7 +267,7 @@ pub async fn events(
 ) -> Result<StreamEnd, ClientError> {
     let url = events_url(session_id, after);
     let response = checked(Request::get(&url).abort_signal(Some(&handle.controller.signal())).send().await?).await?;
-    let end = read_frames(response, handle, on_frames).await?;
+    let end = read_stream::<FrameDecoder>(response, handle, on_frames).await?;
     if end == StreamEnd::Stopped {
         // The events route tails forever, so a reader that has what it wanted must cut it off. Browsers report
         // such a request as aborted; this line lets tests (and anyone in DevTools) tell it from a failure.
@@ -279,16 +280,38 @@ pub fn events_url(session_id: &str, after: Seq) -> String {
     format!("/api/sessions/{session_id}/events?after={after}")
 }
 
-async fn read_frames(
+/// What reads a stream's lines into the items its reader gets: the chat's frames, or the activity feed's events.
+trait StreamDecoder: Default {
+    type Item;
+    type Error: std::fmt::Display;
+    fn feed(&mut self, chunk: &[u8]) -> Vec<Result<Self::Item, Self::Error>>;
+    /// Ends the stream, decoding a last line that had no LF.
+    fn finish(&mut self) -> Vec<Result<Self::Item, Self::Error>>;
+}
+
+impl StreamDecoder for FrameDecoder {
+    type Item = ChatFrame;
+    type Error = crate::ndjson::DecodeError;
+
+    fn feed(&mut self, chunk: &[u8]) -> Vec<Result<ChatFrame, Self::Error>> {
+        FrameDecoder::feed(self, chunk)
+    }
+
+    fn finish(&mut self) -> Vec<Result<ChatFrame, Self::Error>> {
+        FrameDecoder::finish(self)
+    }
+}
+
+async fn read_stream<D: StreamDecoder>(
     response: Response,
     handle: &StreamHandle,
-    mut on_frames: impl FnMut(Vec<ChatFrame>) -> Flow,
+    mut on_frames: impl FnMut(Vec<D::Item>) -> Flow,
 ) -> Result<StreamEnd, ClientError> {
     let body = response.body().ok_or_else(|| ClientError::Network("the answer has no body".into()))?;
     // web-sys types `getReader()` loosely; a default reader is what it returns without options.
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
-    let mut decoder = FrameDecoder::default();
-    let mut deliver = |results: Vec<Result<ChatFrame, crate::ndjson::DecodeError>>| {
+    let mut decoder = D::default();
+    let mut deliver = |results: Vec<Result<D::Item, D::Error>>| {
         let mut frames = Vec::with_capacity(results.len());
         for result in results {
             match result {

@@ -1,6 +1,8 @@
-//! Telling the user that the run on screen needs them while the tab is hidden: a "(N) " in front of the tab title
-//! and a dot on the favicon until the session is seen (the tab visible with it open), and, when the setting is on, a
-//! system notification whose click brings the window forward on that session.
+//! Telling the user that a run needs them while they are not looking at its session (the tab hidden, or another
+//! session on screen): a "(N) " in front of the tab title, a dot on the favicon and a mark on the session's row in
+//! the sidebar until the session is seen (the tab visible with it open), and, when the setting is on, a system
+//! notification whose click brings the window forward on that session. The session on screen is told of by its own
+//! frames, every session by the activity feed (`client::activity`); an event both bring counts once.
 //!
 //! Which frames are such events, and how they are counted, is `chat_state::attention`; this is the browser's half:
 //! visibility, the Notification API, the title and the icon, the stored setting.
@@ -14,10 +16,10 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{Notification, NotificationOptions, NotificationPermission};
 
 use crate::app::PageState;
-use crate::chat_state::attention::{Attention, Unseen};
+use crate::chat_state::attention::{Attention, AttentionEvent, Unseen};
 use crate::client::page_hidden;
 use crate::components::NotifyPermission;
-use crate::protocol::ChatFrame;
+use crate::protocol::{Activity, ChatFrame};
 
 /// Where the browser remembers the setting: "on" or "off".
 const SETTING_KEY: &str = "chatwire.notify";
@@ -47,14 +49,34 @@ impl Notices {
     ) {
         for frame in frames {
             let Some(event) = Attention::of(frame) else { continue };
-            let hidden = page_hidden();
-            if !self.unseen.borrow_mut().note(session_id, &event, !hidden) {
-                continue;
-            }
-            self.show_count(state);
-            if state.notify.get_untracked() {
-                notify(state, session_id, &event.attention, open);
-            }
+            self.take(state, session_id, &event, !page_hidden(), open);
+        }
+    }
+
+    /// Looks at an event of the activity feed: it counts unless the user looks at its session as it comes (the tab
+    /// visible with that session on screen).
+    pub fn activity(&self, state: PageState, activity: &Activity, open: impl Fn(String) + Copy + 'static) {
+        let (Some(session_id), Some(event)) = (activity.session_id(), Attention::of_activity(activity)) else {
+            return;
+        };
+        let on_screen = state.session_id.with_untracked(|shown| shown.as_deref() == Some(session_id));
+        self.take(state, session_id, &event, on_screen && !page_hidden(), open);
+    }
+
+    fn take(
+        &self,
+        state: PageState,
+        session_id: &str,
+        event: &AttentionEvent,
+        looking: bool,
+        open: impl Fn(String) + Copy + 'static,
+    ) {
+        if !self.unseen.borrow_mut().note(session_id, event, looking) {
+            return;
+        }
+        self.show_count(state);
+        if state.notify.get_untracked() {
+            notify(state, session_id, &event.attention, open);
         }
     }
 
@@ -69,6 +91,10 @@ impl Notices {
     }
 
     fn show_count(&self, state: PageState) {
+        let marked = self.unseen.borrow().sessions();
+        if state.unseen_sessions.with_untracked(|shown| *shown != marked) {
+            state.unseen_sessions.set(marked);
+        }
         let total = self.unseen.borrow().total();
         if state.unseen.get_untracked() == total {
             return;

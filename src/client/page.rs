@@ -22,7 +22,7 @@ pub fn connect(state: PageState) -> PageRequests {
     // an effect made there down with it.
     reach::watch(state, move || {
         leptos::task::spawn_local(follow::refresh_sessions(state));
-        leptos::task::spawn_local(lists::load(state));
+        leptos::task::spawn_local(lists::load(page));
         follow::reopen(page);
     });
     PageRequests {
@@ -290,7 +290,7 @@ fn start(page: Page) {
     state.now.set(api::now_millis());
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));
-    leptos::task::spawn_local(lists::load(state));
+    leptos::task::spawn_local(lists::load(page));
 }
 
 /// Renames a session and lists it under its new title (reached only from the rarer requests' chunk).

@@ -20,6 +20,9 @@ pub fn SessionsSidebar<F>(
     /// The session on screen, if it has been created.
     #[prop(into)]
     current: Signal<Option<String>>,
+    /// Sessions with run events the user has not seen (finished, failed, waiting): their rows are marked.
+    #[prop(into)]
+    unseen: Signal<Vec<String>>,
     /// The browser's clock in ms since the epoch, for relative times (0 before the page is interactive).
     #[prop(into)]
     now: Signal<f64>,
@@ -78,7 +81,7 @@ where
                                 }
                                 let:session
                             >
-                                <SessionItem session current now on_rename on_delete refocus default_agent/>
+                                <SessionItem session current unseen now on_rename on_delete refocus default_agent/>
                             </For>
                         </ul>
                     },
@@ -129,6 +132,8 @@ fn SessionItem(
     session: SessionSummary,
     /// The session on screen.
     current: Signal<Option<String>>,
+    /// Sessions with run events the user has not seen.
+    unseen: Signal<Vec<String>>,
     /// The browser's clock.
     now: Signal<f64>,
     /// Renames a session.
@@ -145,6 +150,7 @@ fn SessionItem(
     let title = if session.title.is_empty() { "New chat".to_owned() } else { session.title.clone() };
     let draft = RwSignal::new(title.clone());
     let is_current = move || current.with(|c| id.with_value(|id| c.as_deref() == Some(id.as_str())));
+    let is_unseen = move || unseen.with(|marked| id.with_value(|id| marked.contains(id)));
     let status = session.status;
     let updated_at = session.updated_at;
     let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
@@ -214,7 +220,12 @@ fn SessionItem(
         }
     });
     view! {
-        <li class="sidebar__item" class:sidebar__item--current=is_current data-session-id=id.get_value()>
+        <li
+            class="sidebar__item"
+            class:sidebar__item--current=is_current
+            data-session-id=id.get_value()
+            data-unseen=move || is_unseen().then_some("true")
+        >
             {move || match item_mode.get() {
                 ItemMode::Show => view! {
                     <a
@@ -222,7 +233,10 @@ fn SessionItem(
                         href=format!("/s/{}", id.get_value())
                         aria-current=move || is_current().then_some("page")
                     >
-                        <span class="sidebar__title">{row_title.get_value()}</span>
+                        <span class="sidebar__title">
+                            <span class="sidebar__unseen" role="img" aria-label="New activity" hidden=move || !is_unseen()></span>
+                            {row_title.get_value()}
+                        </span>
                         <span class="sidebar__meta">
                             <span class=format!("badge badge--{}", status.as_str())>{status_label(status)}</span>
                             <time class="sidebar__time">

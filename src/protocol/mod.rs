@@ -4,6 +4,7 @@
 //! fields omitted (never `null`), unknown fields ignored. It compiles for both
 //! the server and the browser, so it has no `cfg` gates.
 
+mod activity;
 mod agent_options;
 mod api;
 mod changes;
@@ -13,6 +14,7 @@ mod tool;
 mod usage;
 mod validate;
 
+pub use activity::*;
 pub use agent_options::*;
 pub use api::*;
 pub use changes::*;

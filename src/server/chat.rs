@@ -248,11 +248,10 @@ impl Chat {
     /// A wake-up from the store (another instance appended, posted a control, or answered one).
     fn woken(&self, wake: Wake) {
         match wake {
-            Wake::Appended { session_id, last_seq } => {
-                if let Some(live) = self.sessions.known(&session_id) {
-                    live.bump(last_seq);
-                }
-            }
+            Wake::Appended { session_id, last_seq } => match self.sessions.known(&session_id) {
+                Some(live) => live.bump(last_seq),
+                None => self.sessions.note_growth(),
+            },
             Wake::Control { owner } => {
                 if owner == self.instance {
                     self.controls_posted.notify_one();
@@ -263,6 +262,7 @@ impl Chat {
             }
             Wake::Resync => {
                 self.resync.notify_one();
+                self.sessions.note_growth();
                 self.controls_posted.notify_one();
                 self.replies.send_modify(|count| *count += 1);
             }

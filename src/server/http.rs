@@ -45,6 +45,7 @@ pub const API_ROUTES: &[&str] = &[
     "/api/sessions/{id}/restore",
     "/api/sessions/{id}/fork",
     "/api/sessions/{id}/changes/{key}",
+    "/api/activity",
     "/api/search",
     "/api/files",
     "/api/attachments",
@@ -89,6 +90,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/sessions/{id}/restore", post(restore_files))
         .route("/api/sessions/{id}/fork", post(fork_session))
         .route("/api/sessions/{id}/changes/{key}", get(run_changes))
+        .route("/api/activity", get(activity))
         .route("/api/search", get(search))
         .route("/api/files", get(mention_files))
         .route("/api/attachments", post(upload_attachment))
@@ -406,6 +408,11 @@ async fn session_events(
     let after = query.after.max(last_event_id).unwrap_or(0).min(end);
     let tail = super::chat::Tail { after, until_run: None };
     Ok(tail_response(state.chat.clone(), live, tail, Framing::from_accept(&headers)))
+}
+
+/// What happens in every session's runs, from now on (`activity::activity_response`).
+async fn activity(State(state): State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+    Ok(super::activity::activity_response(state.chat.clone(), Framing::from_accept(&headers)).await?)
 }
 
 /// The SSE resume header, which must be a `seq` when it is given at all.

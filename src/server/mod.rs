@@ -1,5 +1,6 @@
 //! The server half: command line, HTTP router, web assets. Compiled only with the `ssr` feature.
 
+mod activity;
 pub mod assets;
 mod attachments;
 mod branch;

@@ -30,6 +30,8 @@ pub struct SessionLive {
     /// The agent the session runs on, once it is bound: set once, since a session keeps its agent for life.
     agent: std::sync::OnceLock<String>,
     last_seq: watch::Sender<Seq>,
+    /// The registry's count of log growths, which wakes the activity feeds.
+    grown: watch::Sender<u64>,
     /// Held while a send decides whether it starts a run or joins the active one: one session's sends are
     /// serialized, and no other session's send waits for it.
     pub(super) sending: tokio::sync::Mutex<()>,
@@ -57,11 +59,12 @@ impl Kept {
 }
 
 impl SessionLive {
-    fn new(id: &str, last_seq: Seq, agent: Option<String>) -> SessionLive {
+    fn new(id: &str, last_seq: Seq, agent: Option<String>, grown: watch::Sender<u64>) -> SessionLive {
         SessionLive {
             id: id.to_owned(),
             agent: agent.map(std::sync::OnceLock::from).unwrap_or_default(),
             last_seq: watch::channel(last_seq).0,
+            grown,
             sending: Default::default(),
             active: Mutex::new(None),
             runtime: Arc::new(tokio::sync::Mutex::new(None)),
@@ -94,15 +97,18 @@ impl SessionLive {
         *self.last_seq.borrow()
     }
 
-    /// The log reached `seq` (here or on another instance): viewers behind it are woken.
+    /// The log reached `seq` (here or on another instance): viewers behind it are woken, and the activity feeds.
     pub(super) fn bump(&self, seq: Seq) {
-        self.last_seq.send_if_modified(|last| {
+        let grew = self.last_seq.send_if_modified(|last| {
             let grew = seq > *last;
             if grew {
                 *last = seq;
             }
             grew
         });
+        if grew {
+            self.grown.send_modify(|count| *count = count.wrapping_add(1));
+        }
     }
 
     /// Whether anyone is tailing the session here.
@@ -144,6 +150,9 @@ pub struct Tail {
 pub struct SessionRegistry {
     store: Arc<dyn Store>,
     live: Mutex<HashMap<String, Arc<SessionLive>>>,
+    /// Bumped whenever any session's log grows (or may have, on another instance): what wakes the activity feeds,
+    /// which then read the store to learn which session and what.
+    grown: watch::Sender<u64>,
 }
 
 /// Frames the transcript is rebuilt from per store read.
@@ -151,7 +160,7 @@ const SNAPSHOT_BATCH: usize = 1024;
 
 impl SessionRegistry {
     pub(super) fn new(store: Arc<dyn Store>) -> SessionRegistry {
-        SessionRegistry { store, live: Mutex::new(HashMap::new()) }
+        SessionRegistry { store, live: Mutex::new(HashMap::new()), grown: watch::channel(0).0 }
     }
 
     /// The live state of an existing session.
@@ -163,10 +172,21 @@ impl SessionRegistry {
             self.store.session(session_id).await?.ok_or_else(|| ChatError::UnknownSession(session_id.to_owned()))?;
         let mut live = self.live.lock().expect("the sessions lock is never poisoned");
         // Another request may have looked the session up meanwhile: the first entry stays, so all share one.
-        let session = live
-            .entry(session_id.to_owned())
-            .or_insert_with(|| Arc::new(SessionLive::new(session_id, stored.last_seq, stored.agent)));
+        let session = live.entry(session_id.to_owned()).or_insert_with(|| {
+            Arc::new(SessionLive::new(session_id, stored.last_seq, stored.agent, self.grown.clone()))
+        });
         Ok(session.clone())
+    }
+
+    /// Wakes the activity feeds: some session's log grew, or may have (a wake-up from another instance about a
+    /// session this one has no live state for, a listener that reconnected).
+    pub(super) fn note_growth(&self) {
+        self.grown.send_modify(|count| *count = count.wrapping_add(1));
+    }
+
+    /// Changes whenever some session's log grows.
+    pub(super) fn growth(&self) -> watch::Receiver<u64> {
+        self.grown.subscribe()
     }
 
     /// Every session this instance has live state for.

@@ -67,7 +67,18 @@ impl Framing {
         }
     }
 
-    fn keepalive(self) -> &'static str {
+    /// One line of a stream that is not a session's log (the activity feed): NDJSON, or an SSE event named `kind`.
+    pub(super) fn write_line(self, kind: &str, line: &str, out: &mut String) {
+        match self {
+            Framing::Ndjson => {
+                out.push_str(line);
+                out.push('\n');
+            }
+            Framing::Sse => out.push_str(&format!("event: {kind}\ndata: {line}\n\n")),
+        }
+    }
+
+    pub(super) fn keepalive(self) -> &'static str {
         match self {
             Framing::Ndjson => "{\"type\":\"ping\"}\n",
             Framing::Sse => ": ping\n\n",
@@ -106,7 +117,12 @@ pub fn tail_response(chat: Arc<Chat>, live: Arc<SessionLive>, tail: Tail, framin
         let chunk = next_chunk(&mut state).await?;
         Some((Ok::<Bytes, Infallible>(Bytes::from(chunk)), state))
     });
-    let mut response = Response::new(Body::from_stream(stream));
+    streaming_response(Body::from_stream(stream), framing)
+}
+
+/// A streamed body with the headers every stream carries (DESIGN.md §3): never cached, buffered or compressed.
+pub(super) fn streaming_response(body: Body, framing: Framing) -> Response {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(framing.content_type()));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static(STREAM_CACHE_CONTROL));

@@ -90,3 +90,37 @@ async fn another_instance_sees_a_run_as_running_and_relays_its_stop() {
     assert_eq!(detail.last_seq, a.store.last_seq(&session).await.unwrap().unwrap(), "B's transcript caught up");
     assert!(detail.pending.is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_activity_feed_of_one_instance_tells_of_a_run_on_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = two_instances(dir.path()).await;
+    let session = a.create_session(None, None).await.unwrap().session_id;
+    let app = super::app::TestApp::over(b, tempfile::tempdir().unwrap());
+    let feed = app.call(super::app::get("/api/activity")).await;
+    assert_eq!(feed.status(), axum::http::StatusCode::OK);
+    let run_id = a.send(send(&session)).await.unwrap().until_run.unwrap();
+    let mut body = feed.into_body().into_data_stream();
+    let mut text = String::new();
+    // The slow answer streams for about three seconds; the guard only stops a hang.
+    while !text.contains("\"type\":\"finished\"") {
+        let chunk = tokio::time::timeout(Duration::from_secs(60), futures_util::StreamExt::next(&mut body))
+            .await
+            .unwrap_or_else(|_| panic!("no end of the run came: {text}"))
+            .unwrap()
+            .unwrap();
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|activity: &serde_json::Value| activity["type"] != "ping")
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            serde_json::json!({"type": "started", "sessionId": session, "runId": run_id}),
+            serde_json::json!({"type": "finished", "sessionId": session, "runId": run_id}),
+        ]
+    );
+}

@@ -1,5 +1,6 @@
 //! In-process tests of the HTTP surface: the router called with `tower::ServiceExt::oneshot`, no socket.
 
+mod activity;
 mod agents;
 mod app;
 mod attachments;
