@@ -255,7 +255,7 @@ fn SessionItem(
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=md", id.get_value())
                             download
-                            aria-label=format!("Export {} as Markdown", row_title.get_value())
+                            aria-label=format!("MD: export {} as Markdown", row_title.get_value())
                         >
                             "MD"
                         </a>
