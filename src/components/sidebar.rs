@@ -58,7 +58,7 @@ where
         }
     });
     view! {
-        <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
+        <aside class="sidebar" id="sidebar" data-testid="sidebar" aria-label="Sessions">
             <header class="sidebar__header">
                 <h1 class="sidebar__brand">"chatwire"</h1>
                 <a class="button button--ghost" href="/" data-testid="new-chat">"New chat"</a>
@@ -115,7 +115,7 @@ fn focus_is_lost() -> bool {
     document.active_element().is_none_or(|element| document.body().is_some_and(|body| *body == element))
 }
 
-fn focus_first_of(selector: &str) {
+pub(super) fn focus_first_of(selector: &str) {
     if let Some(element) = document().query_selector(selector).ok().flatten()
         && let Ok(element) = element.dyn_into::<HtmlElement>()
     {
