@@ -42,10 +42,15 @@ async function openDrawer(page) {
   await page.waitForFunction(() => document.getElementById('sidebar').getBoundingClientRect().left === 0);
 }
 
+/** Resolves once the drawer is out of sight. */
+function drawerGone(page) {
+  return page.waitForFunction(() => getComputedStyle(document.getElementById('sidebar')).visibility === 'hidden');
+}
+
 /** Closes it (Esc) and waits until it is gone. */
 async function closeDrawer(page) {
   await page.keyboard.press('Escape');
-  await page.waitForFunction(() => getComputedStyle(document.getElementById('sidebar')).visibility === 'hidden');
+  await drawerGone(page);
 }
 
 describe('chatwire first impressions', () => {
@@ -79,11 +84,13 @@ describe('chatwire first impressions', () => {
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
       const at = `at ${width} px`;
+      // On a phone the sidebar is a drawer (drawer.test.mjs), which slides out of sight as the page narrows.
+      const phone = width < 720;
+      if (phone) await drawerGone(page);
       await page.screenshot({ path: path.join(ARTIFACTS_DIR, `first-impressions-${width}.png`) });
 
       // The session's row: its short title is whole, and each piece of its meta line takes one line. On a phone the
-      // sidebar is a drawer (drawer.test.mjs): opened for the row, closed again for the chat.
-      const phone = width < 720;
+      // drawer is opened for the row and closed again for the chat.
       if (phone) await openDrawer(page);
       const item = page.locator('.sidebar__item--current');
       const title = item.locator('.sidebar__title');
