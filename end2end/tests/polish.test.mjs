@@ -36,6 +36,23 @@ function lineCount(locator) {
   });
 }
 
+/** Opens the phone layout's sessions drawer and waits until it has slid in. */
+async function openDrawer(page) {
+  await page.getByRole('button', { name: 'Sessions' }).click();
+  await page.waitForFunction(() => document.getElementById('sidebar').getBoundingClientRect().left === 0);
+}
+
+/** Resolves once the drawer is out of sight. */
+function drawerGone(page) {
+  return page.waitForFunction(() => getComputedStyle(document.getElementById('sidebar')).visibility === 'hidden');
+}
+
+/** Closes it (Esc) and waits until it is gone. */
+async function closeDrawer(page) {
+  await page.keyboard.press('Escape');
+  await drawerGone(page);
+}
+
 describe('chatwire first impressions', () => {
   let server;
 
@@ -67,9 +84,14 @@ describe('chatwire first impressions', () => {
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
       const at = `at ${width} px`;
+      // On a phone the sidebar is a drawer (drawer.test.mjs), which slides out of sight as the page narrows.
+      const phone = width < 720;
+      if (phone) await drawerGone(page);
       await page.screenshot({ path: path.join(ARTIFACTS_DIR, `first-impressions-${width}.png`) });
 
-      // The session's row: its short title is whole, and each piece of its meta line takes one line.
+      // The session's row: its short title is whole, and each piece of its meta line takes one line. On a phone the
+      // drawer is opened for the row and closed again for the chat.
+      if (phone) await openDrawer(page);
       const item = page.locator('.sidebar__item--current');
       const title = item.locator('.sidebar__title');
       assert.equal(await title.innerText(), 'one');
@@ -83,6 +105,7 @@ describe('chatwire first impressions', () => {
       const badge = await item.locator('.badge').boundingBox();
       const time = await item.locator('.sidebar__time').boundingBox();
       assert.ok(time.height <= badge.height + 2, `the age is no taller than the badge ${at}`);
+      if (phone) await closeDrawer(page);
 
       // The question card: the label on a line above the question, never run into it.
       const label = await card.locator('.question__label').boundingBox();

@@ -15,9 +15,9 @@ use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
 use crate::client::connect;
 use crate::components::{
-    ActivityLine, AgentBar, ClientOnly, Composer, MessageActions, NotificationSetting, Outgoing, PageCommand,
-    PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext, Transcript,
-    prefetch_message_rows, prefetch_parser,
+    ActivityLine, AgentBar, ChatBar, ClientOnly, Composer, Drawer, MessageActions, NotificationSetting, Outgoing,
+    PageCommand, PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext,
+    Transcript, bar_title, prefetch_message_rows, prefetch_parser,
 };
 use crate::protocol::{AgentMode, AttachmentRef, Rerun, RerunKind, StreamingBehavior};
 
@@ -227,8 +227,21 @@ fn ChatPage() -> impl IntoView {
         },
     });
 
+    let drawer = Drawer::new();
+    // Opening a session from anywhere (the quick switcher, back and forward) puts the drawer away too.
+    Effect::new(move |seen: Option<()>| {
+        state.path.track();
+        if seen.is_some() {
+            drawer.close();
+        }
+    });
+
     view! {
-        <div class="app" data-hydrated=move || if hydrated.get() { "true" } else { "false" }>
+        <div
+            class=move || drawer.app_class()
+            data-hydrated=move || if hydrated.get() { "true" } else { "false" }
+            on:click=move |event| drawer.close_on_choice(event)
+        >
             <SessionsSidebar
                 sessions=state.sessions
                 current=state.session_id
@@ -248,7 +261,15 @@ fn ChatPage() -> impl IntoView {
                     on_change=requests.set_notify
                 />
             </SessionsSidebar>
+            // Covers the chat behind the open drawer on a phone; a tap on it closes the drawer.
+            <div class="scrim" aria-hidden="true" on:click=move |_| drawer.close()></div>
             <main class="chat">
+                <ChatBar
+                    drawer
+                    title=Signal::derive(move || {
+                        state.sessions.with(|sessions| state.session_id.with(|id| bar_title(sessions, id.as_deref())))
+                    })
+                />
                 // Hidden until the agents are loaded, which the server does not wait for: not hydrated.
                 {ClientOnly(view! {
                 <AgentBar

@@ -5,6 +5,7 @@ mod agent_bar;
 mod changes;
 mod client_only;
 mod composer;
+mod drawer;
 mod highlight;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 mod lazy_chunk;
@@ -25,6 +26,7 @@ pub use agent_bar::{AgentBar, OwnSessions};
 pub use changes::ChangesLoad;
 pub use client_only::ClientOnly;
 pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
+pub use drawer::{ChatBar, Drawer, bar_title};
 pub use message::{MessageActions, prefetch_message_rows};
 pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};
 pub use queue::QueueChips;

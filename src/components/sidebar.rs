@@ -61,7 +61,7 @@ where
         }
     });
     view! {
-        <aside class="sidebar" data-testid="sidebar" aria-label="Sessions">
+        <aside class="sidebar" id="sidebar" data-testid="sidebar" aria-label="Sessions">
             <header class="sidebar__header">
                 <h1 class="sidebar__brand">"chatwire"</h1>
                 <a class="button button--ghost" href="/" data-testid="new-chat">"New chat"</a>
@@ -118,7 +118,7 @@ fn focus_is_lost() -> bool {
     document.active_element().is_none_or(|element| document.body().is_some_and(|body| *body == element))
 }
 
-fn focus_first_of(selector: &str) {
+pub(super) fn focus_first_of(selector: &str) {
     if let Some(element) = document().query_selector(selector).ok().flatten()
         && let Ok(element) = element.dyn_into::<HtmlElement>()
     {
@@ -269,7 +269,7 @@ fn SessionItem(
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=md", id.get_value())
                             download
-                            aria-label=format!("Export {} as Markdown", row_title.get_value())
+                            aria-label=format!("MD: export {} as Markdown", row_title.get_value())
                         >
                             "MD"
                         </a>
