@@ -9,16 +9,21 @@
 //   - "mobile": Lighthouse's mobile throttling, 1.6 Mbit/s down (1,638.4 kbit/s), 750 kbit/s up, 150 ms round trip.
 // Figures, medians of BENCH_LOADS (default 5) per profile, in ms from navigation start:
 //   - first contentful paint (`first-contentful-paint`);
-//   - hydrated: when `.app` gets `data-hydrated="true"` (the WASM has taken the page over: Send works);
+//   - hydrated: when `.app` gets `data-hydrated="true"` (the WASM has taken the page over: typing and Send are taken);
 //   - bytes: what went over the wire for the load (CDP `encodedDataLength`, headers included), and the part of it
-//     that is scripts and WASM.
+//     that is scripts and WASM;
+//   - answered: another first visit of `/` that sends a message with Enter as soon as the page is hydrated, until
+//     the first row of the answer is drawn (what a send needs may come in a chunk fetched on first use: this is when
+//     Send has done what a person expects);
+//   - session: a first visit of a session's own URL (`/s/{id}`, two runs that each ran a bash command and answered
+//     in Markdown), until its answers are drawn.
 // Each profile is run twice: with brotli, as Chromium asks over HTTPS or from localhost, and with gzip, as it asks
 // over plain HTTP from another host.
 // BENCH_PROFILES=mobile (or 9mbit) runs one profile only, BENCH_ENCODINGS=br (or gzip) one encoding; BENCH_VERBOSE=1 lists every response of every load.
 import path from 'node:path';
 import fs from 'node:fs/promises';
 import { chromium } from 'playwright-core';
-import { getPage, makeTempDir, removeDir, startServer } from '../tests/support.mjs';
+import { getPage, makeTempDir, removeDir, seedSession, startServer } from '../tests/support.mjs';
 
 const CHROMIUM_PATH = '/usr/bin/chromium';
 const LOADS = Number(process.env.BENCH_LOADS ?? 5);
@@ -49,7 +54,37 @@ const WATCH_HYDRATION = `
   }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-hydrated'], childList: true });
 `;
 
-async function oneLoad(origin, cookie, profile, encoding) {
+const ANSWER = '[data-testid="transcript"] .message[data-role="assistant"]';
+
+/** What a load does once the page is open, and what it measures; each is a first visit of its own. */
+const VISITS = {
+  /** `/` until hydrated, then until the network is quiet (the sessions list belongs to the load). */
+  load: { path: () => '/', after: async (page) => page.waitForLoadState('networkidle') },
+  /** `/`, sending at hydration: when the first row of the answer is drawn. */
+  answer: {
+    path: () => '/',
+    after: async (page) => {
+      const input = page.locator('[data-testid="composer"] textarea');
+      await input.fill('Say hello');
+      await input.press('Enter');
+      return whenDrawn(page, ANSWER);
+    },
+  },
+  /** A session's URL: when its answers are drawn. */
+  session: { path: (sessionId) => `/s/${sessionId}`, after: async (page) => whenDrawn(page, ANSWER) },
+};
+
+/** Resolves to the page's performance.now() at the first animation frame where `selector` matches. */
+async function whenDrawn(page, selector) {
+  const handle = await page.waitForFunction(
+    (selector) => document.querySelector(selector) !== null && performance.now(),
+    selector,
+    { polling: 'raf', timeout: 60_000 },
+  );
+  return handle.jsonValue();
+}
+
+async function oneLoad(origin, cookie, profile, encoding, visit, sessionId) {
   const profileDir = await makeTempDir('chatwire-pageload-');
   const context = await chromium.launchPersistentContext(profileDir, {
     executablePath: CHROMIUM_PATH,
@@ -91,22 +126,31 @@ async function oneLoad(origin, cookie, profile, encoding) {
       const type = types.get(event.requestId);
       if (type === 'Script' || type === 'Fetch' || type === 'Other') codeBytes += event.encodedDataLength;
     });
-    await page.goto(`${origin}/`, { waitUntil: 'domcontentloaded' });
+    await page.goto(`${origin}${VISITS[visit].path(sessionId)}`, { waitUntil: 'domcontentloaded' });
     await page.waitForFunction(() => window.__hydratedAt !== undefined, null, { timeout: 60_000 });
-    // Whatever the page fetches right after it is live (the sessions list) belongs to the load.
-    await page.waitForLoadState('networkidle');
+    const done = await VISITS[visit].after(page);
     const { fcp, hydrated } = await page.evaluate(() => ({
       fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
       hydrated: window.__hydratedAt,
     }));
-    return { fcp, hydrated, bytes, codeBytes };
+    return { fcp, hydrated, bytes, codeBytes, done };
   } finally {
     await context.close();
     await removeDir(profileDir);
   }
 }
 
-const server = await startServer({ args: ['--approve', 'never'] });
+// Every run of the bench's server: a little Markdown, a bash command, an answer.
+const SCRIPT = {
+  chunkChars: 40,
+  delayMs: 2,
+  turns: [
+    { text: 'Looking at **the tree** first.', toolCalls: [{ name: 'bash', arguments: { command: 'ls' } }] },
+    { text: 'It holds `src/` and a README.' },
+  ],
+};
+
+const server = await startServer({ args: ['--approve', 'never'], script: SCRIPT });
 try {
   const { cookie } = await getPage(server.url);
   if (!cookie) throw new Error('the server set no session cookie');
@@ -119,19 +163,29 @@ try {
     });
     if (!response.ok) throw new Error(`creating a session: ${response.status} ${await response.text()}`);
   }
+  const sessionId = await seedSession(server, 'Two runs', ['What is in this folder?', 'And once more?']);
   const binary = process.env.CHATWIRE_BIN;
   const size = binary ? (await fs.stat(binary)).size : 0;
   console.log(`page load of ${server.origin}/ (${path.basename(binary ?? 'chatwire')}, ${(size / 2 ** 20).toFixed(1)} MiB), cold cache, medians of ${LOADS}`);
-  console.log('| profile | encoding | first paint ms | hydrated ms | bytes KiB | of which code KiB |');
-  console.log('|---|---|---|---|---|---|');
+  console.log(
+    '| profile | encoding | first paint ms | hydrated ms | bytes KiB | of which code KiB | answered ms | session drawn ms |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const profile of PROFILES) {
     for (const encoding of ENCODINGS) {
       const loads = [];
-      for (let i = 0; i < LOADS; i++) loads.push(await oneLoad(server.origin, cookie, profile, encoding));
+      const answers = [];
+      const sessions = [];
+      for (let i = 0; i < LOADS; i++) {
+        loads.push(await oneLoad(server.origin, cookie, profile, encoding, 'load'));
+        answers.push((await oneLoad(server.origin, cookie, profile, encoding, 'answer')).done);
+        sessions.push((await oneLoad(server.origin, cookie, profile, encoding, 'session', sessionId)).done);
+      }
       const pick = (key) => median(loads.map((load) => load[key]));
       console.log(
         `| ${profile.name} | ${encoding.name} | ${pick('fcp').toFixed(0)} | ${pick('hydrated').toFixed(0)} | ` +
-          `${(pick('bytes') / 1024).toFixed(1)} | ${(pick('codeBytes') / 1024).toFixed(1)} |`,
+          `${(pick('bytes') / 1024).toFixed(1)} | ${(pick('codeBytes') / 1024).toFixed(1)} | ` +
+          `${median(answers).toFixed(0)} | ${median(sessions).toFixed(0)} |`,
       );
       console.error(`  each: ${loads.map((load) => `${load.fcp.toFixed(0)}/${load.hydrated.toFixed(0)}`).join(' ')} (paint/hydrated)`);
     }

@@ -4,7 +4,9 @@
 // chunk the first load does not fetch: the message box asks for it, and typing goes on while it cannot come. So is
 // the search's hit list: the search field asks for it when it gets the focus. The transcript's message rows are a
 // chunk too: while it cannot come the transcript is empty (not the empty chat's suggestions), the run goes on, and
-// a retry draws the messages whole.
+// a retry draws the messages whole. What follows a session (its loading, sending, the decoder and the reducer) is a
+// chunk as well: a message sent while it cannot come waits, the problem line says why, and it goes out, unchanged,
+// once a retry gets the chunk.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstLoad, launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
@@ -22,6 +24,7 @@ const CHUNK = /\/pkg\/split_(markdown|tool_renderers)\.[^/]+\.wasm$/;
 const SUGGESTIONS = /\/pkg\/split_composer_suggestions\.[^/]+\.wasm$/;
 const SEARCH_HITS = /\/pkg\/split_search_hits\.[^/]+\.wasm$/;
 const MESSAGE_ROWS = /\/pkg\/split_message_rows\.[^/]+\.wasm$/;
+const FOLLOWING = /\/pkg\/split_following\.[^/]+\.wasm$/;
 
 // wasm-split's loader starts the fetch before it waits for the chunks it shares code with, so a refused fetch can
 // surface as an unhandled rejection before the loader handles it.
@@ -182,6 +185,43 @@ describe('WASM chunks', () => {
     assert.equal(await page.locator('.message[aria-busy="true"]').count(), 0);
 
     assert.ok(problems.some((p) => /the transcript's message rows did not load/.test(p)), problems.join('\n'));
+    const unexpected = problems.filter(
+      (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
+    );
+    assert.deepEqual(unexpected, [], 'only the failed fetches were reported');
+  });
+
+  test('a send waits for the chunk that sends it, says why, and goes out when a retry gets it', { timeout: 120_000 }, async (t) => {
+    const browser = await launchBrowser({ serviceWorkers: 'block' });
+    t.after(() => browser.close());
+    const { problems } = watchProblems(browser.context, { requests: false });
+    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+    let offline = true;
+    let refused = 0;
+    await page.route(FOLLOWING, (route) => {
+      if (!offline) return route.continue();
+      refused += 1;
+      return route.abort();
+    });
+    const sends = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/chat') sends.push(request);
+    });
+    await openApp(page, suite.server);
+    await sendPrompt(page, 'Sent while the code was away');
+
+    await page.locator('.chat__problem', { hasText: 'Part of the page could not be loaded' }).waitFor({ timeout: 20_000 });
+    assert.ok(refused >= 1, 'the chunk was asked for');
+    assert.equal(sends.length, 0, 'nothing is sent without the code that reads the answer');
+
+    offline = false;
+    // The retry comes by itself (2 s after the failure, then later): the message goes out as it was typed.
+    await page.locator('.message[data-role="user"]', { hasText: 'Sent while the code was away' }).waitFor({ timeout: 30_000 });
+    await page.locator('[data-testid="announcer"]', { hasText: 'The answer is complete.' }).waitFor({ timeout: 30_000 });
+    assert.equal(sends.length, 1, 'sent once');
+    assert.equal(await page.locator('.chat__problem').count(), 0, 'the problem line is cleared once the chunk came');
+
+    assert.ok(problems.some((p) => /the code that follows a session did not load/.test(p)), problems.join('\n'));
     const unexpected = problems.filter(
       (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
     );

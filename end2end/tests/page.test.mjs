@@ -110,15 +110,16 @@ describe('chatwire page', () => {
     // The run's stream ends by itself after its last frame; then a reload shows the same session from the log.
     await streamFinished;
     const apiRequests = [];
-    page.on('request', (req) => apiRequests.push(new URL(req.url()).pathname));
+    page.on('request', (req) => apiRequests.push(`asked ${new URL(req.url()).pathname}`));
+    page.on('response', (res) => apiRequests.push(`answered ${new URL(res.url()).pathname}`));
     await page.reload({ waitUntil: 'domcontentloaded' });
     await waitForHydration(page);
     await page.getByText('Run it yourself:').waitFor({ timeout: 10_000 });
-    // Opening a session asks for the markdown parser alongside its transcript, not after it.
-    const parserAt = apiRequests.findIndex((p) => /^\/pkg\/split_markdown\.[^/]+\.wasm$/.test(p));
-    const transcriptAt = apiRequests.findIndex((p) => /^\/api\/sessions\/[^/]+$/.test(p));
+    // Opening a session asks for the markdown parser alongside its transcript, not once the transcript is here.
+    const parserAt = apiRequests.findIndex((p) => /^asked \/pkg\/split_markdown\.[^/]+\.wasm$/.test(p));
+    const transcriptAt = apiRequests.findIndex((p) => /^answered \/api\/sessions\/[^/]+$/.test(p));
     assert.ok(parserAt >= 0 && transcriptAt >= 0, `parser or transcript not requested: ${apiRequests}`);
-    assert.ok(parserAt < transcriptAt, `the parser was asked for after the transcript: ${apiRequests}`);
+    assert.ok(parserAt < transcriptAt, `the parser was asked for after the transcript came: ${apiRequests}`);
     assert.equal(await page.locator('.sidebar__item').count(), 1, 'the sidebar lists the session');
 
     check();

@@ -156,6 +156,8 @@ pub struct PageRequests {
     pub open: Callback<Option<String>>,
     /// Sends a message: starts a run, or steers or follows up the running one.
     pub send: Callback<Outgoing>,
+    /// Fetches the code a send needs, if it is not there: the user is about to write one.
+    pub prefetch: Callback<()>,
     pub stop: Callback<()>,
     /// Answers a question card; its `sending` flag is cleared again if the answer was not taken (the problem line
     /// says why); on success the card changes with the run's frames.

@@ -28,6 +28,7 @@ fn connect(_state: PageState) -> PageRequests {
         start: Callback::new(|()| {}),
         open: Callback::new(|_| {}),
         send: Callback::new(|_| {}),
+        prefetch: Callback::new(|()| {}),
         stop: Callback::new(|()| {}),
         answer: Callback::new(|_| {}),
         decide: Callback::new(|_| {}),
@@ -319,6 +320,11 @@ fn ChatPage() -> impl IntoView {
                 })}
                 <Composer
                     on_send=requests.send
+                    // A send may come: its code and the rows that draw what is sent are fetched while it is typed.
+                    on_focus=Callback::new(move |()| {
+                        requests.prefetch.run(());
+                        prefetch_message_rows();
+                    })
                     on_stop=requests.stop
                     busy
                     plan

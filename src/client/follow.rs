@@ -213,7 +213,10 @@ pub fn open(page: Page, session_id: Option<String>) {
     let generation = live.generation.get() + 1;
     live.generation.set(generation);
     live.cancel_streams();
-    live.batcher().clear();
+    // None before the code that follows runs has loaded (`listen` makes it): then there is nothing to drop.
+    if let Some(batcher) = live.batcher.borrow().as_ref() {
+        batcher.clear();
+    }
     live.attached.set(None);
     live.terminal_seq.set(0);
     live.pause.wake();
@@ -223,24 +226,36 @@ pub fn open(page: Page, session_id: Option<String>) {
     state.link.set(Link::Idle);
     state.problem.set(None);
     let Some(session_id) = session_id else { return };
+    // The transcript's request goes out now, beside the fetch of the code that reads it.
+    let detail = api::start_fetch(&format!("/api/sessions/{session_id}"));
     leptos::task::spawn_local(async move {
-        let detail = api::session_detail(&session_id).await;
-        if live.generation.get() != generation {
-            return;
-        }
-        match detail {
-            Ok(detail) => {
-                let running = detail.session.status == SessionStatus::Running;
-                let last_seq = detail.last_seq;
-                state.chat.set(ChatSnapshot::from_detail(detail));
-                if running {
-                    attach(page, last_seq);
-                }
-            }
-            Err(error) if reach::lost(state, &error) => {}
-            Err(error) => state.problem.set(Some(error.to_string())),
+        let following = super::following::load(page).await;
+        if live.generation.get() == generation {
+            (following.load)(page, generation, detail).await;
         }
     });
+}
+
+/// Shows the transcript of session `generation` once its requested `detail` has come, and follows its run if one is
+/// going on (reached only from the chunk of `client::following`).
+pub(super) async fn show_detail(page: Page, generation: u64, detail: js_sys::Promise) {
+    let (state, live) = (page.state, page.live());
+    let detail = api::fetched::<SessionDetail>(detail).await;
+    if live.generation.get() != generation {
+        return;
+    }
+    match detail {
+        Ok(detail) => {
+            let running = detail.session.status == SessionStatus::Running;
+            let last_seq = detail.last_seq;
+            state.chat.set(ChatSnapshot::from_detail(detail));
+            if running {
+                attach(page, last_seq);
+            }
+        }
+        Err(error) if reach::lost(state, &error) => {}
+        Err(error) => state.problem.set(Some(error.to_string())),
+    }
 }
 
 /// Opens the session on screen again, as if for the first time: its transcript could not be loaded before.

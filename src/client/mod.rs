@@ -4,6 +4,7 @@
 mod activity;
 mod batch;
 mod follow;
+mod following;
 mod lists;
 pub mod location;
 mod notify;
@@ -120,6 +121,18 @@ pub async fn models() -> Result<ModelsResponse, ClientError> {
 
 pub async fn agents() -> Result<AgentsResponse, ClientError> {
     json::<AgentsResponse>(&checked(Request::get("/api/agents").send().await?).await?).await
+}
+
+/// Starts a GET now and hands back its promise: the request goes out while the code that reads its answer may still
+/// be on its way (a chunk), and [`fetched`] reads it then.
+pub fn start_fetch(url: &str) -> js_sys::Promise {
+    web_sys::window().expect("the page runs in a window").fetch_with_str(url)
+}
+
+/// The JSON answer of a request started with [`start_fetch`].
+pub async fn fetched<T: serde::de::DeserializeOwned>(request: js_sys::Promise) -> Result<T, ClientError> {
+    let response: web_sys::Response = JsFuture::from(request).await.map_err(js_error)?.unchecked_into();
+    json::<T>(&checked(Response::from(response)).await?).await
 }
 
 pub async fn session_detail(session_id: &str) -> Result<SessionDetail, ClientError> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use super::follow::{self, Page};
-use super::{lists, notify, rare, reach, theme};
+use super::{following, lists, notify, rare, reach, theme};
 use crate::app::{PageRequests, PageState};
 use crate::client::{self as api, ClientError};
 use crate::components::{ChangesLoad, OwnSessions};
@@ -28,13 +28,12 @@ pub fn connect(state: PageState) -> PageRequests {
     PageRequests {
         start: Callback::new(move |()| start(page)),
         open: Callback::new(move |session_id| follow::open(page, session_id)),
-        send: Callback::new(move |outgoing| leptos::task::spawn_local(follow::send(page, outgoing))),
+        send: Callback::new(move |outgoing| {
+            leptos::task::spawn_local(async move { (following::load(page).await.send)(page, outgoing).await })
+        }),
+        prefetch: Callback::new(move |()| following::prefetch()),
         show_branch: Callback::new(move |message_id| {
-            leptos::task::spawn_local(async move {
-                if let Some(rare) = rare::load(state).await {
-                    (rare.show_branch)(page, message_id).await;
-                }
-            })
+            leptos::task::spawn_local(async move { (following::load(page).await.show_branch)(page, message_id).await })
         }),
         restore: Callback::new(move |message_id| {
             leptos::task::spawn_local(async move {
@@ -54,7 +53,7 @@ pub fn connect(state: PageState) -> PageRequests {
             leptos::task::spawn_local(async move {
                 let Some(rare) = rare::load(state).await else { return };
                 if (rare.restore_files)(page, message_id).await {
-                    follow::send(page, outgoing).await;
+                    (following::load(page).await.send)(page, outgoing).await;
                 }
             })
         }),
@@ -244,9 +243,7 @@ async fn scroll_to_message(page: Page, session_id: String, id: String) {
             // An earlier version of an edited or regenerated message (or what followed it): its hit names it, and
             // the server shows the branch through it, as the version arrows would.
             branch_shown = true;
-            if let Some(rare) = rare::load(page.state).await {
-                (rare.show_branch)(page, id.clone()).await;
-            }
+            (following::load(page).await.show_branch)(page, id.clone()).await;
             continue;
         }
         let Some(element) = find(&selector) else {
@@ -284,7 +281,6 @@ fn download(url: &str) {
 
 fn start(page: Page) {
     let state = page.state;
-    follow::listen(page);
     state.theme.set(theme::current());
     notify::load_setting(state);
     state.now.set(api::now_millis());

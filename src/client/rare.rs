@@ -1,4 +1,4 @@
-//! The page's rarer requests (fork, restore files, show another version, a run's changes, an agent's option, a
+//! The page's rarer requests (fork, restore files, a run's changes, an agent's option, a
 //! search, a session's rename and delete, the files an `@` mention lists, an attachment's upload) as a WASM chunk of
 //! their own (`cargo leptos --split`), fetched the first time one of them is asked for.
 //!
@@ -24,7 +24,6 @@ type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
 pub struct Rare {
     pub fork: fn(Page, String) -> Boxed<()>,
     pub restore_files: fn(Page, String) -> Boxed<bool>,
-    pub show_branch: fn(Page, String) -> Boxed<()>,
     pub load_changes: fn(PageState, String, RwSignal<ChangesLoad>) -> Boxed<()>,
     pub list_conversations: fn(String, RwSignal<OwnSessions>) -> Boxed<()>,
     pub open_conversation: fn(Page, String, String) -> Boxed<()>,
@@ -42,7 +41,6 @@ fn rare() -> Result<Rare, SplitLoaderError> {
     Ok(Rare {
         fork: |page, message_id| Box::pin(follow::fork(page, message_id)),
         restore_files: |page, message_id| Box::pin(follow::restore_files(page, message_id)),
-        show_branch: |page, message_id| Box::pin(follow::show_branch(page, message_id)),
         load_changes: |state, key, into| Box::pin(super::page::load_changes(state, key, into)),
         list_conversations: |agent, into| Box::pin(list_conversations(agent, into)),
         open_conversation: |page, agent, id| Box::pin(follow::open_conversation(page, agent, id)),

@@ -146,6 +146,8 @@ fn load_suggester() -> Option<Suggester> {
 pub fn Composer(
     /// Called when the user sends; while a run is active the message steers it or follows it up.
     on_send: Callback<Outgoing>,
+    /// Called when the message box gets the focus: a send may come.
+    on_focus: Callback<()>,
     /// Called when the user asks to stop the running agent (Stop button, Esc or `/stop`).
     on_stop: Callback<()>,
     /// True while a run is active (or the page is re-attaching to one).
@@ -503,8 +505,7 @@ pub fn Composer(
                     on:click=move |_| read_caret()
                     on:focus=move |_| {
                         let _ = load_suggester();
-                        // What is sent is drawn as a message: its chunk comes while the message is typed.
-                        crate::components::prefetch_message_rows();
+                        on_focus.run(());
                     }
                     on:paste=on_paste
                 ></textarea>
