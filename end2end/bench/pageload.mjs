@@ -19,7 +19,9 @@
 //     in Markdown), until its answers are drawn.
 // Each profile is run twice: with brotli, as Chromium asks over HTTPS or from localhost, and with gzip, as it asks
 // over plain HTTP from another host.
-// BENCH_PROFILES=mobile (or 9mbit) runs one profile only, BENCH_ENCODINGS=br (or gzip) one encoding; BENCH_VERBOSE=1 lists every response of every load.
+// BENCH_BLOCK=<regexp> refuses the requests whose path matches it (to see what one request costs the others, e.g.
+// `^/api/activity` for the activity feed, which holds one of HTTP/1.1's six connections for as long as the page is
+// open). BENCH_PROFILES=mobile (or 9mbit) runs one profile only, BENCH_ENCODINGS=br (or gzip) one encoding; BENCH_VERBOSE=1 lists every response of every load.
 import path from 'node:path';
 import fs from 'node:fs/promises';
 import { chromium } from 'playwright-core';
@@ -58,8 +60,9 @@ const ANSWER = '[data-testid="transcript"] .message[data-role="assistant"]';
 
 /** What a load does once the page is open, and what it measures; each is a first visit of its own. */
 const VISITS = {
-  /** `/` until hydrated, then until the network is quiet (the sessions list belongs to the load). */
-  load: { path: () => '/', after: async (page) => page.waitForLoadState('networkidle') },
+  /** `/` until hydrated, then until the network is quiet but for the activity feed, which stays open (the sessions
+   * list belongs to the load). */
+  load: { path: () => '/', after: async (page, quiet) => quiet() },
   /** `/`, sending at hydration: when the first row of the answer is drawn. */
   answer: {
     path: () => '/',
@@ -98,6 +101,10 @@ async function oneLoad(origin, cookie, profile, encoding, visit, sessionId) {
     await context.addCookies([{ name, value, url: origin }]);
     const page = context.pages()[0] ?? (await context.newPage());
     await page.addInitScript(WATCH_HYDRATION);
+    if (process.env.BENCH_BLOCK) {
+      const block = new RegExp(process.env.BENCH_BLOCK);
+      await page.route((url) => block.test(url.pathname), (route) => route.abort());
+    }
     const cdp = await context.newCDPSession(page);
     await cdp.send('Network.enable');
     await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
@@ -118,7 +125,24 @@ async function oneLoad(origin, cookie, profile, encoding, visit, sessionId) {
       types.set(event.requestId, event.type);
       urls.set(event.requestId, event.response.url);
     });
+    // In flight, but for the activity feed (`GET /api/activity`), which is open as long as the page is.
+    const inFlight = new Set();
+    let lastSettled = performance.now();
+    cdp.on('Network.requestWillBeSent', (event) => {
+      if (!new URL(event.request.url).pathname.startsWith('/api/activity')) inFlight.add(event.requestId);
+    });
+    const settle = (event) => {
+      if (inFlight.delete(event.requestId)) lastSettled = performance.now();
+    };
+    cdp.on('Network.loadingFailed', settle);
+    /** Resolves once nothing but the feed has been in flight for 500 ms, as Playwright's `networkidle` would. */
+    const quiet = async () => {
+      while (inFlight.size > 0 || performance.now() - lastSettled < 500) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
     cdp.on('Network.loadingFinished', (event) => {
+      settle(event);
       bytes += event.encodedDataLength;
       if (process.env.BENCH_VERBOSE) {
         console.log(`  ${event.encodedDataLength} B ${types.get(event.requestId)} ${urls.get(event.requestId)}`);
@@ -128,7 +152,7 @@ async function oneLoad(origin, cookie, profile, encoding, visit, sessionId) {
     });
     await page.goto(`${origin}${VISITS[visit].path(sessionId)}`, { waitUntil: 'domcontentloaded' });
     await page.waitForFunction(() => window.__hydratedAt !== undefined, null, { timeout: 60_000 });
-    const done = await VISITS[visit].after(page);
+    const done = await VISITS[visit].after(page, quiet);
     const { fcp, hydrated } = await page.evaluate(() => ({
       fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
       hydrated: window.__hydratedAt,
