@@ -10,13 +10,12 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
-use std::time::Duration;
 
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 use super::follow::{self, Page};
 use super::rare;
-use crate::components::Outgoing;
+use crate::components::{FIRST_RETRY, Outgoing, retry_later};
 
 type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
 
@@ -41,14 +40,13 @@ fn following() -> Result<Following, SplitLoaderError> {
     })
 }
 
+/// What the chunk holds, for the console message when it does not load.
+const WHAT: &str = "the code that follows a session";
+
 thread_local! {
     /// The page's stream listeners and frame batcher are made once, by the first caller that gets the chunk.
     static LISTENING: Cell<bool> = const { Cell::new(false) };
 }
-
-/// After a failed fetch the next waits this long, twice as long after each failure up to [`LAST_RETRY`].
-const FIRST_RETRY: Duration = Duration::from_secs(2);
-const LAST_RETRY: Duration = Duration::from_secs(60);
 
 /// The chunk, its listeners started, once it is here; a failed fetch says so on the problem line (until the chunk
 /// comes) and is tried again.
@@ -56,16 +54,12 @@ pub async fn load(page: Page) -> Following {
     let mut retry_after = FIRST_RETRY;
     let following = loop {
         let fetched = following().await;
-        if let Err(error) = &fetched {
-            let message =
-                format!("the code that follows a session did not load ({error}); trying again in {retry_after:?}");
-            web_sys::console::error_1(&message.into());
-        }
+        let next = fetched.as_ref().err().map(|error| retry_later(WHAT, error, retry_after));
         if let Some(following) = rare::loaded_or_said(page.state, fetched) {
             break following;
         }
         super::Pause::new().sleep(retry_after).await;
-        retry_after = (retry_after * 2).min(LAST_RETRY);
+        retry_after = next.unwrap_or(retry_after);
     };
     if !LISTENING.replace(true) {
         (following.listen)(page);

@@ -12,8 +12,16 @@ use leptos::prelude::*;
 use wasm_split_helpers::SplitLoaderError;
 
 /// After a failed fetch the next waits this long, twice as long after each failure up to [`LAST_RETRY`].
-const FIRST_RETRY: Duration = Duration::from_secs(2);
+pub(crate) const FIRST_RETRY: Duration = Duration::from_secs(2);
 const LAST_RETRY: Duration = Duration::from_secs(60);
+
+/// Says on the console that the chunk holding `what` did not load and is fetched again in `retry_after`; the wait
+/// after the next failure. Shared with the chunks fetched without a `LazyChunk` (`client::following`).
+pub(crate) fn retry_later(what: &str, error: &SplitLoaderError, retry_after: Duration) -> Duration {
+    let message = format!("{what} did not load ({error}); trying again in {retry_after:?}");
+    web_sys::console::error_1(&message.into());
+    (retry_after * 2).min(LAST_RETRY)
+}
 
 pub struct LazyChunk<T: 'static> {
     /// What the chunk holds, for the console message when it does not load.
@@ -58,9 +66,7 @@ impl<T: Copy + Send + Sync + 'static> LazyChunk<T> {
             match load().await {
                 Ok(value) => self.signal().set(Some(value)),
                 Err(error) => {
-                    let message = format!("{} did not load ({error}); trying again in {retry_after:?}", self.what);
-                    web_sys::console::error_1(&message.into());
-                    let next = (retry_after * 2).min(LAST_RETRY);
+                    let next = retry_later(self.what, &error, retry_after);
                     set_timeout(move || self.fetch(load, next), retry_after);
                 }
             }

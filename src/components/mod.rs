@@ -27,6 +27,8 @@ pub use changes::ChangesLoad;
 pub use client_only::ClientOnly;
 pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
 pub use drawer::{ChatBar, Drawer, bar_title};
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub(crate) use lazy_chunk::{FIRST_RETRY, retry_later};
 pub use message::{MessageActions, prefetch_message_rows};
 pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme};
 pub use queue::QueueChips;
