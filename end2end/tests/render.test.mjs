@@ -37,7 +37,8 @@ const SCRIPT = {
   chunkChars: 10,
   delayMs: 15,
   turns: [
-    { thinking: 'Let me think about the layout of this answer for a little while, carefully. '.repeat(3), text: ANSWER },
+    // Long enough (about 1.4 s of frames) that the open block is seen while it streams on a busy machine.
+    { thinking: 'Let me think about the layout of this answer for a little while, carefully. '.repeat(12), text: ANSWER },
     { fail: { status: 400, message: 'Bad request (injected by the render test)', times: 5 }, text: 'never shown' },
   ],
 };
@@ -59,7 +60,16 @@ describe('transcript rendering', () => {
 
     const isChatStream = (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat';
     const firstRunEnded = page.waitForEvent('requestfinished', { predicate: isChatStream, timeout: 60_000 });
+    // The rows and the code that follows a run are chunks that the message box's focus fetches. Sent before they
+    // are here, the answer would be drawn only once they came, its thinking maybe finished and folded already.
+    const chunkLoaded = (name) =>
+      page
+        .waitForResponse((r) => new RegExp(`/pkg/split_${name}\\.[^/]+\\.wasm$`).test(r.url()), { timeout: 30_000 })
+        .then((response) => response.finished());
+    const chunks = Promise.all([chunkLoaded('following'), chunkLoaded('message_rows')]);
     const input = page.locator('[data-testid="composer"] textarea');
+    await input.focus();
+    await chunks;
     await input.fill('Show me some markdown');
     await input.press('Enter');
 
