@@ -21,7 +21,7 @@
 // over plain HTTP from another host.
 // BENCH_BLOCK=<regexp> refuses the requests whose path matches it (to see what one request costs the others, e.g.
 // `^/api/activity` for the activity feed, which holds one of HTTP/1.1's six connections for as long as the page is
-// open). BENCH_PROFILES=mobile (or 9mbit) runs one profile only, BENCH_ENCODINGS=br (or gzip) one encoding; BENCH_VERBOSE=1 lists every response of every load.
+// open). BENCH_PROFILES=mobile (or 9mbit) runs one profile only, BENCH_ENCODINGS=br (or gzip) one encoding; BENCH_VERBOSE=1 lists every response of every load, BENCH_TIMELINE=1 when each was asked for and answered.
 import path from 'node:path';
 import fs from 'node:fs/promises';
 import { chromium } from 'playwright-core';
@@ -85,6 +85,29 @@ async function whenDrawn(page, selector) {
     { polling: 'raf', timeout: 60_000 },
   );
   return handle.jsonValue();
+}
+
+/** The load's requests as the page saw them (Resource Timing): when each was asked for and when its last byte came. */
+async function timeline(page, visit) {
+  const rows = await page.evaluate(() => {
+    const [navigation] = performance.getEntriesByType('navigation');
+    const entries = [
+      { name: location.pathname, start: 0, firstByte: navigation.responseStart, end: navigation.responseEnd },
+      ...performance.getEntriesByType('resource').map((entry) => ({
+        name: new URL(entry.name).pathname,
+        start: entry.startTime,
+        firstByte: entry.responseStart,
+        end: entry.responseEnd,
+      })),
+    ];
+    const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime;
+    entries.push({ name: '(first contentful paint)', start: paint, firstByte: paint, end: paint });
+    entries.push({ name: '(hydrated)', start: window.__hydratedAt, firstByte: window.__hydratedAt, end: window.__hydratedAt });
+    return entries.sort((a, b) => a.start - b.start);
+  });
+  const ms = (value) => (value ?? NaN).toFixed(0).padStart(6);
+  const lines = rows.map((row) => `  ${ms(row.start)} ${ms(row.firstByte)} ${ms(row.end)}  ${row.name}`);
+  return [`timeline of a "${visit}" visit (ms: asked, first byte, last byte):`, ...lines].join('\n');
 }
 
 async function oneLoad(origin, cookie, profile, encoding, visit, sessionId) {
@@ -157,6 +180,7 @@ async function oneLoad(origin, cookie, profile, encoding, visit, sessionId) {
       fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
       hydrated: window.__hydratedAt,
     }));
+    if (process.env.BENCH_TIMELINE) console.log(await timeline(page, visit));
     return { fcp, hydrated, bytes, codeBytes, done };
   } finally {
     await context.close();

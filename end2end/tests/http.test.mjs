@@ -1,4 +1,5 @@
-// End-to-end HTTP checks against the self-contained server binary: hashed assets, health endpoint, 404s.
+// End-to-end HTTP checks against the self-contained server binary: hashed assets, the stylesheet in the page, health
+// endpoint, 404s.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
@@ -7,7 +8,6 @@ import { getPage, httpGet, linkTags, serverForSuite } from './support.mjs';
 const ASSETS = [
   { kind: 'js', rel: 'modulepreload', contentType: /^text\/javascript\s*(;.*)?$/i },
   { kind: 'wasm', rel: 'preload', contentType: /^application\/wasm\s*(;.*)?$/i },
-  { kind: 'css', rel: 'stylesheet', contentType: /^text\/css\s*(;.*)?$/i },
 ];
 
 const ENCODINGS = [
@@ -95,6 +95,34 @@ describe('chatwire http', () => {
   });
 
   // `cargo leptos --split` adds a loader module, imported by the main script, and the chunks it fetches.
+  test('the stylesheet is in the page, allowed by its nonce', async () => {
+    const page = await getPage(suite.server.url);
+    const html = page.body.toString('utf8');
+    assert.deepEqual(
+      linkTags(html).filter((l) => (l.rel ?? '').split(/\s+/).includes('stylesheet')),
+      [],
+      'no second request for the stylesheet',
+    );
+    const style = html.match(/<style nonce="([^"]+)">([\s\S]*?)<\/style>/);
+    assert.ok(style, 'a <style> with a nonce in the page');
+    const [, nonce, css] = style;
+    assert.match(css, /\.app\b[^{]*\{/, 'it holds the app stylesheet');
+    assert.ok(!/&(gt|lt|amp|quot);/.test(css), 'the stylesheet is not HTML-escaped');
+    const policy = page.headers['content-security-policy'] ?? '';
+    const styleSources = policy.split(';').map((d) => d.trim()).find((d) => d.startsWith('style-src')) ?? '';
+    assert.ok(styleSources.split(/\s+/).includes(`'nonce-${nonce}'`), `style-src allows the page's nonce: ${policy}`);
+    assert.ok(!styleSources.includes("'unsafe-inline'"), policy);
+
+    // With the stylesheet in it the page is ~40 KB: it is compressed as the browser asks.
+    for (const { name, decode } of ENCODINGS) {
+      const compressed = await httpGet(new URL('/', suite.server.url), { cookie: page.cookie, 'accept-encoding': name });
+      assert.equal(compressed.headers['content-encoding'], name, describeResponse(compressed));
+      const text = decode(compressed.body).toString('utf8');
+      assert.match(text, /<style nonce="[^"]+">/, `the ${name} page decodes to the page`);
+      assert.ok(compressed.body.length * 3 < text.length, `${name}: ${compressed.body.length} of ${text.length} B`);
+    }
+  });
+
   test('split WASM chunks: found through the loader, served like the other hashed assets', async () => {
     const page = await getPage(suite.server.url);
     const script = linkTags(page.body.toString('utf8')).find((l) => /^\/pkg\/chatwire\.[^/]+\.js$/.test(l.href ?? ''));

@@ -60,12 +60,22 @@ fn connect(_state: PageState) -> PageRequests {
 const THEME_SCRIPT: &str = "try{var t=localStorage.getItem('chatwire.theme');\
 if(t==='light'||t==='dark')document.documentElement.dataset.theme=t}catch(e){}";
 
-/// URLs of the page's content-hashed script, WASM module and stylesheet.
+/// URLs of the page's content-hashed script and WASM module, and its stylesheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageAssets {
     pub script: String,
     pub wasm: String,
-    pub stylesheet: String,
+    pub stylesheet: Stylesheet,
+}
+
+/// How the page gets its stylesheet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stylesheet {
+    /// In the page itself (release builds): the first paint waits for no second request, which costs a round trip
+    /// and shares the line with the WASM's download (docs/decisions.md, "The stylesheet in the page").
+    Inline(&'static str),
+    /// A link to the file (development): `cargo leptos watch` swaps the linked file when it changes.
+    Link(String),
 }
 
 /// The whole HTML document. `assets` is `None` only when the site was not built; the page then renders without scripts.
@@ -93,7 +103,7 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
     }
 }
 
-/// Loads the stylesheet and boots the WASM, which then hydrates the server-rendered page; then registers the
+/// Puts in the stylesheet and boots the WASM, which then hydrates the server-rendered page; then registers the
 /// service worker (`public/sw.js`) that lets the installed app open without the server.
 ///
 /// Leptos' own `HydrationScripts` reads the hashed names from a `hash.txt`
@@ -109,10 +119,16 @@ fn PageScripts(
          if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
         assets.script, assets.wasm
     );
+    let stylesheet = match assets.stylesheet {
+        Stylesheet::Inline(css) => view! { <style nonce=leptos::nonce::use_nonce() inner_html=css></style> }.into_any(),
+        Stylesheet::Link(href) => view! { <link rel="stylesheet" href=href/> }.into_any(),
+    };
+    // The preloads first: the WASM's download starts as soon as these bytes of the page are in, not after the
+    // stylesheet's.
     view! {
-        <link rel="stylesheet" href=assets.stylesheet/>
         <link rel="modulepreload" href=assets.script/>
         <link rel="preload" href=assets.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
+        {stylesheet}
         <script type="module" nonce=leptos::nonce::use_nonce()>{boot}</script>
     }
 }

@@ -14,7 +14,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 
 use super::fingerprint::fingerprint;
-use crate::app::PageAssets;
+use crate::app::{PageAssets, Stylesheet};
 
 /// One file of the site, compiled into the binary.
 pub struct EmbeddedAsset {
@@ -95,7 +95,8 @@ impl SiteAssets {
         }
     }
 
-    /// The URLs of the page's script, WASM module and stylesheet, with their content hashes in the names.
+    /// The URLs of the page's script and WASM module, with their content hashes in the names, and its stylesheet:
+    /// the embedded one's text, or a link to the one on disk.
     pub fn page_assets(&self, output_name: &str, pkg_dir: &str) -> Option<PageAssets> {
         let names = self.file_names_in_pkg(pkg_dir);
         let find = |extension: &str| {
@@ -110,7 +111,15 @@ impl SiteAssets {
             let name = hashed.cloned().or_else(|| names.contains(&plain).then_some(plain))?;
             Some(format!("/{pkg_dir}/{name}"))
         };
-        Some(PageAssets { script: find("js")?, wasm: find("wasm")?, stylesheet: find("css")? })
+        let stylesheet = match self {
+            SiteAssets::Embedded => {
+                let path = find("css")?;
+                let asset = EMBEDDED.iter().find(|asset| path.strip_prefix('/') == Some(asset.path))?;
+                Stylesheet::Inline(std::str::from_utf8(asset.identity).ok()?)
+            }
+            SiteAssets::Disk { .. } => Stylesheet::Link(find("css")?),
+        };
+        Some(PageAssets { script: find("js")?, wasm: find("wasm")?, stylesheet })
     }
 
     /// Answers a GET for `url_path`, or `None` when there is no such file.
