@@ -67,9 +67,12 @@ pub async fn load(page: Page) -> Following {
     following
 }
 
+/// Resolves once the chunk's first fetch has ended, loaded or not (it is not retried from here).
+pub async fn fetched() {
+    let _ = following().await;
+}
+
 /// Starts fetching the chunk, if it is not there or on its way.
 pub fn prefetch() {
-    leptos::task::spawn_local(async {
-        let _ = following().await;
-    });
+    leptos::task::spawn_local(fetched());
 }

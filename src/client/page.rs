@@ -286,7 +286,16 @@ fn start(page: Page) {
     state.now.set(api::now_millis());
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));
-    leptos::task::spawn_local(lists::load(page));
+    // A session's URL draws its transcript with the chunks that follow it; the lists' chunk and requests would
+    // share the line and HTTP/1.1's six connections with those, so they wait until the code that follows it is
+    // here (drawn or not, a failed fetch does not hold them).
+    let session_at_start = state.session_id.get_untracked().is_some();
+    leptos::task::spawn_local(async move {
+        if session_at_start {
+            following::fetched().await;
+        }
+        lists::load(page).await;
+    });
 }
 
 /// Renames a session and lists it under its new title (reached only from the rarer requests' chunk).
