@@ -13,7 +13,8 @@
 // BENCH_PKG_DIRS compares client builds in one run (the machine is noisy; ratios within a run are what count): a
 // comma-separated list of directories, each holding a `chatwire.js` and `chatwire_bg.wasm` from wasm-bindgen (and
 // wasm-opt), served in place of the binary's own; `-` stands for the binary's own. Only those two files are
-// swapped, not a split build's loader and chunks (`cargo leptos --split`): a split build is compared as `-`.
+// swapped, not a split build's loader and chunks (`cargo leptos --split`), unless the directory is a split build's
+// whole `pkg` (e.g. one built with `LEPTOS_WASM_OPT_FEATURES=…,-g` for names in BENCH_PROFILE): then all of it is.
 // An entry `dir+file.css` (or `-+file.css`) also adds that stylesheet, to try a styling change without rebuilding.
 // BENCH_PROFILE=1 adds V8's sampling profiler to the trace and prints where the main thread's time went (trace events
 // by name, and the top functions; WASM functions have names only when the module kept its name section:
@@ -144,8 +145,30 @@ function profileSummary(events, onMain, windowStart, windowEnd) {
   return { events: events_, functions };
 }
 
-/** Serves the client build in `dir` (wasm-bindgen's `chatwire.js` and `chatwire_bg.wasm`) instead of the binary's. */
+/**
+ * Serves the client build in `dir` instead of the binary's: wasm-bindgen's `chatwire.js` and `chatwire_bg.wasm`, or,
+ * when `dir` is a split build's whole `pkg` directory (it holds `__wasm_split.<hash>.js`), every file of it, found
+ * by its kind for the page's own three (the page names the binary's hashes) and by name for the rest.
+ */
 async function servePkg(page, dir) {
+  const names = await fs.readdir(dir);
+  if (names.some((name) => /^__wasm_split\.[^.]+\.js$/.test(name))) {
+    const own = (pattern) => names.find((name) => pattern.test(name));
+    const kinds = [
+      [/^chatwire\.[^.]+\.js$/, 'text/javascript'],
+      [/^chatwire\.[^.]+\.wasm$/, 'application/wasm'],
+      [/^__wasm_split\.[^.]+\.js$/, 'text/javascript'],
+    ];
+    await page.route(/\/pkg\/[^/]+$/, async (route) => {
+      const requested = new URL(route.request().url()).pathname.slice('/pkg/'.length);
+      const kind = kinds.find(([pattern]) => pattern.test(requested));
+      const name = kind ? own(kind[0]) : names.includes(requested) ? requested : undefined;
+      if (!name) return route.continue();
+      const contentType = name.endsWith('.wasm') ? 'application/wasm' : name.endsWith('.js') ? 'text/javascript' : undefined;
+      return route.fulfill({ body: await fs.readFile(path.join(dir, name)), contentType });
+    });
+    return;
+  }
   const [js, wasm] = await Promise.all([
     fs.readFile(path.join(dir, 'chatwire.js')),
     fs.readFile(path.join(dir, 'chatwire_bg.wasm')),
