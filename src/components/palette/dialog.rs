@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use super::DialogProps;
 use super::entries::{PaletteSource, Ranked, entries, rank, segments};
 use crate::components::client_only::{IntoRowView, RowView};
+use crate::i18n::{Key, tr};
 
 const LIST_ID: &str = "palette-list";
 
@@ -108,14 +109,14 @@ pub fn build_dialog(props: DialogProps) -> RowView {
                     class="palette__input"
                     type="text"
                     role="combobox"
-                    aria-label="Go to a session or run an action"
+                    aria-label=tr(Key::PaletteLabel)
                     aria-expanded="true"
                     aria-controls=LIST_ID
                     aria-autocomplete="list"
                     aria-activedescendant=move || (count() > 0).then(|| option_id(active.get()))
                     autocomplete="off"
                     spellcheck="false"
-                    placeholder="Go to a session or run an action…"
+                    placeholder=tr(Key::PalettePlaceholder)
                     node_ref=input
                     prop:value=move || query.get()
                     on:input=move |event| {
@@ -135,9 +136,9 @@ pub fn build_dialog(props: DialogProps) -> RowView {
                     }}
                 </ul>
                 <Show when=move || count() == 0>
-                    <p class="palette__empty">"Nothing matches."</p>
+                    <p class="palette__empty">{tr(Key::NothingMatches)}</p>
                 </Show>
-                <p class="palette__hint" aria-hidden="true">"↑ ↓ to move · Enter to open · Esc to close"</p>
+                <p class="palette__hint" aria-hidden="true">{tr(Key::PaletteHint)}</p>
             </div>
         </div>
     }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::input_str;
 use super::json_tree::JsonTree;
 use crate::components::client_only::IntoRowView;
+use crate::i18n::{Key, tr};
 use crate::protocol::{ChatToolPart, GenericOutput, WebSearchOutput};
 
 fn input_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<Value>> {
@@ -99,7 +100,7 @@ pub fn WebSearchView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         <div class="tool-generic tool-websearch">
             {move || query.get().map(|query| view! { <p class="tool-search__query"><code>{query}</code></p> })}
             {move || match results.get() {
-                Some(results) if results.is_empty() => view! { <p class="tool-websearch__none">"No results."</p> }.into_row_view(),
+                Some(results) if results.is_empty() => view! { <p class="tool-websearch__none">{tr(Key::NoResults)}</p> }.into_row_view(),
                 Some(results) => view! {
                     <ol class="tool-websearch__results">
                         {results.into_iter().map(|result| view! { <SearchResultItem result/> }).collect_view()}
