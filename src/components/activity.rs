@@ -28,18 +28,21 @@ pub fn ActivityLine(
     last_error: Signal<Option<String>>,
 ) -> impl IntoView {
     let label = move || activity.with(|activity| activity_label(activity.as_ref(), running.get(), reconnecting.get()));
-    let ending = RwSignal::new(String::new());
+    // How the last run ended (`Some(error)` if it failed), kept rather than its words, which follow the language.
+    let ending = RwSignal::new(None::<Option<String>>);
     Effect::new(move |was_running: Option<bool>| {
         let now_running = running.get();
         match (was_running, now_running) {
-            (Some(true), false) => ending.set(run_ending(last_error.get_untracked().as_deref())),
-            (_, true) => ending.set(String::new()),
+            (Some(true), false) => ending.set(Some(last_error.get_untracked())),
+            (_, true) => ending.set(None),
             (None | Some(false), false) => {}
         }
         now_running
     });
     view! {
-        <p class="visually-hidden" data-testid="announcer" role="status" aria-live="polite">{move || ending.get()}</p>
+        <p class="visually-hidden" data-testid="announcer" role="status" aria-live="polite">
+            {move || ending.with(|ended| ended.as_ref().map(|error| run_ending(error.as_deref())))}
+        </p>
         <p class="activity" data-testid="activity" role="status" aria-live="polite">
             {move || {
                 label()

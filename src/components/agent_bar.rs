@@ -124,8 +124,8 @@ pub fn AgentBar(
                         .collect_view()
                 })}
             </ul>
-            <p class="agent-bar__agent" hidden=move || new_chat.get() title="A session runs on one agent for life">
-                "Agent " <strong data-testid="session-agent">{move || agent.get()}</strong>
+            <p class="agent-bar__agent" hidden=move || new_chat.get() title=tr(Key::AgentForLife)>
+                {tr(Key::AgentLabel)} <strong data-testid="session-agent">{move || agent.get()}</strong>
             </p>
         </header>
     }

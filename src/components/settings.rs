@@ -70,7 +70,7 @@ pub fn LanguageSetting() -> impl IntoView {
                 data-testid="language-setting"
                 prop:value=move || lang().tag()
                 on:change=move |event| {
-                    let picked = Lang::from_tag(&event_target_value(&event)).unwrap_or_default();
+                    let picked = Lang::of_tag(&event_target_value(&event)).unwrap_or_default();
                     #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
                     crate::i18n::switch(picked);
                     #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]

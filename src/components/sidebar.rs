@@ -155,7 +155,7 @@ fn SessionItem(
     let is_unseen = move || unseen.with(|marked| id.with_value(|id| marked.contains(id)));
     let status = session.status;
     let updated_at = session.updated_at;
-    let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
+    let totals = session.usage.filter(|usage| !usage.is_empty());
     // The row's agent, empty (and so hidden by CSS) with one agent: a text that changes costs less WASM than a span
     // that comes and goes.
     let agent = StoredValue::new(session.agent.clone());
@@ -170,6 +170,8 @@ fn SessionItem(
         item_mode.set(ItemMode::Show);
     };
     let row_title = StoredValue::new(title);
+    // The row's actions are named after it, in the page's language; one closure for all four (one copy in the WASM).
+    let named = move |key: Key| Signal::derive(move || fill(key, &[("title", &row_title.get_value())]));
     let save = move |started_by: Option<ItemMode>| {
         let title = draft.with_untracked(|t| t.trim().to_owned());
         if title.is_empty() {
@@ -213,6 +215,9 @@ fn SessionItem(
     Effect::new(move || {
         if let Some(field) = rename_field.get() {
             let _ = field.focus();
+            // The title goes in first: the field's `prop:value` may be applied after this runs, and a value set
+            // after `select` would put the caret at its end, so typing would add to the title, not replace it.
+            field.set_value(&draft.get_untracked());
             field.select();
         }
     });
@@ -245,14 +250,14 @@ fn SessionItem(
                                 {move || relative_time(updated_at, now.get())}
                             </time>
                             <span class="sidebar__agent" data-testid="session-row-agent">{move || agent().unwrap_or_default()}</span>
-                            {totals.clone().map(|totals| view! { <span class="sidebar__usage" data-testid="session-usage">{totals}</span> })}
+                            {totals.clone().map(|totals| view! { <span class="sidebar__usage" data-testid="session-usage">{move || session_totals(&totals)}</span> })}
                         </span>
                     </a>
                     <span class="sidebar__actions">
                         <button
                             class="button button--small"
                             type="button"
-                            aria-label=move || fill(Key::RenameNamed, &[("title", &row_title.get_value())])
+                            aria-label=named(Key::RenameNamed)
                             on:click=move |_| item_mode.set(ItemMode::Rename)
                             node_ref=rename_button
                         >
@@ -261,7 +266,7 @@ fn SessionItem(
                         <button
                             class="button button--small"
                             type="button"
-                            aria-label=move || fill(Key::DeleteNamed, &[("title", &row_title.get_value())])
+                            aria-label=named(Key::DeleteNamed)
                             on:click=move |_| item_mode.set(ItemMode::ConfirmDelete)
                             node_ref=delete_button
                         >
@@ -271,7 +276,7 @@ fn SessionItem(
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=md", id.get_value())
                             download
-                            aria-label=move || fill(Key::ExportMarkdownNamed, &[("title", &row_title.get_value())])
+                            aria-label=named(Key::ExportMarkdownNamed)
                         >
                             "MD"
                         </a>
@@ -279,7 +284,7 @@ fn SessionItem(
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=json", id.get_value())
                             download
-                            aria-label=move || fill(Key::ExportJsonNamed, &[("title", &row_title.get_value())])
+                            aria-label=named(Key::ExportJsonNamed)
                         >
                             "JSON"
                         </a>

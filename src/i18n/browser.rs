@@ -38,7 +38,7 @@ fn keep(texts: String) {
 /// same words the server did.
 pub fn start() {
     let rendered = document().document_element().and_then(|root| root.get_attribute("lang"));
-    let lang = rendered.as_deref().and_then(Lang::from_tag).unwrap_or_default();
+    let lang = rendered.as_deref().and_then(Lang::of_tag).unwrap_or_default();
     if lang == Lang::ZhCn
         && let Some(texts) = texts_meta().and_then(|meta| meta.get_attribute("content"))
     {

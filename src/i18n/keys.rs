@@ -334,4 +334,9 @@ texts! {
     TodoDone = "done",
     TodoInProgress = "in progress",
     TodoPending = "pending",
+    AgentForLife = "A session runs on one agent for life",
+    SessionsAndActions = "Sessions and actions",
+    Arguments = "Arguments",
+    ToolResult = "Result",
+    CodeIn = "In: ",
 }

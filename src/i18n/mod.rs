@@ -59,6 +59,12 @@ impl Lang {
         }
     }
 
+    /// The language whose tag this is exactly, as the page writes it (`<html lang>`, the switch's values): what the
+    /// browser reads back needs no parsing of what other sites write.
+    pub fn of_tag(tag: &str) -> Option<Lang> {
+        Lang::ALL.into_iter().find(|lang| lang.tag() == tag)
+    }
+
     /// The language a tag names, or the nearest one the page has: any `zh` but the traditional scripts and regions
     /// is Simplified Chinese, any `en` English. `None` for everything else.
     pub fn from_tag(tag: &str) -> Option<Lang> {
@@ -116,6 +122,9 @@ pub fn lang() -> Lang {
 
 /// A text in the page's language. Where a zh-CN text is missing (never for the shipped table: the parity test
 /// checks it), its English one.
+// `t`, `tr`, `fill` and `plural` are called from a few hundred places: out of line, each is a call there, not a
+// copy of the body.
+#[inline(never)]
 pub fn t(key: Key) -> &'static str {
     let index = key as usize;
     let translated = match lang() {
@@ -131,6 +140,7 @@ pub fn t(key: Key) -> &'static str {
 }
 
 /// A text as a signal, for a view: drawn again when the language changes. On the server, the text itself.
+#[inline(never)]
 pub fn tr(key: Key) -> Signal<&'static str> {
     #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
     return Signal::derive(move || t(key));
@@ -139,6 +149,7 @@ pub fn tr(key: Key) -> Signal<&'static str> {
 }
 
 /// A text with its `{name}` placeholders replaced by the values given; a placeholder with no value stays as it is.
+#[inline(never)]
 pub fn fill(key: Key, values: &[(&str, &str)]) -> String {
     fill_in(t(key), values)
 }
@@ -170,6 +181,7 @@ fn fill_in(text: &str, values: &[(&str, &str)]) -> String {
 
 /// A count's text: `one` or `other` by the page language's plural rule (English: one for 1; Chinese has one
 /// form), with `{n}` replaced by the count.
+#[inline(never)]
 pub fn plural(one: Key, other: Key, n: u64) -> String {
     let key = match lang() {
         Lang::En if n == 1 => one,

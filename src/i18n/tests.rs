@@ -45,6 +45,14 @@ fn placeholders_are_filled_by_name_and_unknown_ones_are_left() {
 }
 
 #[test]
+fn the_page_reads_back_exactly_the_tags_it_writes() {
+    for lang in Lang::ALL {
+        assert_eq!(Lang::of_tag(lang.tag()), Some(lang));
+    }
+    assert_eq!(Lang::of_tag("zh"), None, "a browser's tag goes through from_tag");
+}
+
+#[test]
 fn the_cookie_overrides_accept_language_which_overrides_english() {
     assert_eq!(Lang::negotiate(None, None), Lang::En);
     assert_eq!(Lang::negotiate(None, Some("zh-CN,zh;q=0.9,en;q=0.8")), Lang::ZhCn);

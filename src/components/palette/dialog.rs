@@ -104,7 +104,7 @@ pub fn build_dialog(props: DialogProps) -> RowView {
     };
     view! {
         <div class="palette" data-testid="palette" on:mousedown=on_backdrop>
-            <div class="palette__dialog" role="dialog" aria-modal="true" aria-label="Quick switcher">
+            <div class="palette__dialog" role="dialog" aria-modal="true" aria-label=tr(Key::QuickSwitcher)>
                 <input
                     class="palette__input"
                     type="text"
@@ -125,7 +125,7 @@ pub fn build_dialog(props: DialogProps) -> RowView {
                     }
                     on:keydown=on_keydown
                 />
-                <ul class="palette__list" id=LIST_ID role="listbox" aria-label="Sessions and actions" node_ref=list>
+                <ul class="palette__list" id=LIST_ID role="listbox" aria-label=tr(Key::SessionsAndActions) node_ref=list>
                     {move || {
                         ranked
                             .get()

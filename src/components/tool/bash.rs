@@ -7,7 +7,7 @@ use super::ansi::{self, Span};
 use super::input_str;
 use super::lines::format_bytes;
 use crate::components::client_only::IntoRowView;
-use crate::i18n::{Key, fill, t};
+use crate::i18n::{Key, fill, t, tr};
 use crate::protocol::{BashOutput, ChatToolPart, GenericOutput};
 
 /// Output longer than this many lines is folded to its first and last lines.
@@ -42,7 +42,7 @@ pub fn IPythonView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     });
     view! {
         <div class="tool-bash tool-ipython">
-            <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">"In: "</span>{move || code.get()}</pre>
+            <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">{tr(Key::CodeIn)}</span>{move || code.get()}</pre>
             {move || output.get().map(|output| view! { <TerminalOutput output/> })}
             <ExitFooter part/>
         </div>

@@ -11,7 +11,7 @@ use super::input_str;
 use super::lines::{NumberedLines, format_bytes, size_label};
 use crate::components::highlight::highlighter;
 use crate::highlight::DiffSide;
-use crate::i18n::{Key, fill, plural};
+use crate::i18n::{Key, fill, plural, tr};
 use crate::markdown::escape_html;
 use crate::protocol::{ChatToolPart, EditOutput, ReadOutput, ToolState, WriteOutput};
 
@@ -212,7 +212,7 @@ pub fn DiffView(
             .collect_view()
     };
     view! {
-        <div class="tool-diff" role="table" aria-label="Changes">
+        <div class="tool-diff" role="table" aria-label=tr(Key::Changes)>
             {rows}
         </div>
     }

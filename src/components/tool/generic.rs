@@ -71,13 +71,13 @@ pub fn GenericView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     view! {
         {move || input.get().map(|value| view! {
             <div class="tool-generic__section">
-                <p class="tool-generic__label">"Arguments"</p>
+                <p class="tool-generic__label">{tr(Key::Arguments)}</p>
                 <JsonTree value/>
             </div>
         })}
         {move || output.get().map(|output| view! {
             <div class="tool-generic__section">
-                <p class="tool-generic__label">"Result"</p>
+                <p class="tool-generic__label">{tr(Key::ToolResult)}</p>
                 <ResultView output/>
             </div>
         })}
