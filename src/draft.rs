@@ -7,6 +7,7 @@
 //! keep their name when the agent offers the same. Any other name is said to be unknown, not sent. Carets are byte offsets into the draft; the browser's UTF-16 offsets are converted at the edge
 //! ([`byte_offset`], [`utf16_offset`]).
 
+use crate::i18n::{Key, fill, t};
 use crate::protocol::AgentCommand;
 
 /// A command the composer carries out instead of sending the draft.
@@ -63,15 +64,20 @@ pub enum Draft {
 pub struct CommandInfo {
     /// Without the `/`.
     pub name: &'static str,
-    /// What may follow the name, as a hint ("[text]"); empty when nothing does.
-    pub args: &'static str,
-    pub about: &'static str,
+    /// What may follow the name, as a hint ("[text]"); `None` when nothing does.
+    pub args: Option<Key>,
+    pub about: Key,
 }
 
 impl CommandInfo {
     /// True when the command takes something after its name: choosing it completes the name and waits for that.
     pub fn takes_args(&self) -> bool {
-        !self.args.is_empty()
+        self.args.is_some()
+    }
+
+    /// The hint of what may follow the name, in the page's language; empty when nothing does.
+    pub fn args_hint(&self) -> &'static str {
+        self.args.map_or("", t)
     }
 }
 
@@ -102,14 +108,14 @@ impl Offered {
 
 /// Every command, in the order the list shows them.
 pub const COMMANDS: &[CommandInfo] = &[
-    CommandInfo { name: "new", args: "", about: "Start a new chat" },
-    CommandInfo { name: "plan", args: "[text]", about: "Plan mode: the agent only plans; with text, send it" },
-    CommandInfo { name: "agent", args: "[text]", about: "Agent mode: the agent works; with text, send it" },
-    CommandInfo { name: "model", args: "<name>", about: "Use another model for the next messages" },
-    CommandInfo { name: "compact", args: "[what to keep]", about: "Summarize the conversation to free the context" },
-    CommandInfo { name: "stop", args: "", about: "Stop the running agent" },
-    CommandInfo { name: "export", args: "[md|json]", about: "Download this conversation" },
-    CommandInfo { name: "help", args: "", about: "List the commands" },
+    CommandInfo { name: "new", args: None, about: Key::CommandNew },
+    CommandInfo { name: "plan", args: Some(Key::ArgsText), about: Key::CommandPlan },
+    CommandInfo { name: "agent", args: Some(Key::ArgsText), about: Key::CommandAgent },
+    CommandInfo { name: "model", args: Some(Key::ArgsName), about: Key::CommandModel },
+    CommandInfo { name: "compact", args: Some(Key::ArgsKeep), about: Key::CommandCompact },
+    CommandInfo { name: "stop", args: None, about: Key::CommandStop },
+    CommandInfo { name: "export", args: Some(Key::ArgsFormat), about: Key::CommandExport },
+    CommandInfo { name: "help", args: None, about: Key::CommandHelp },
 ];
 
 /// The commands whose name starts with `typed` (without the `/`, any case): ours in list order, then the agent's
@@ -153,7 +159,7 @@ pub fn parse(draft: &str, agent: &[AgentCommand]) -> Draft {
         if rest.is_empty() {
             Draft::Command(command)
         } else {
-            Draft::Invalid(format!("/{} takes nothing after it.", name.to_lowercase()))
+            Draft::Invalid(fill(Key::TakesNothing, &[("command", &format!("/{}", name.to_lowercase()))]))
         }
     };
     match name.to_lowercase().as_str() {
@@ -167,7 +173,7 @@ pub fn parse(draft: &str, agent: &[AgentCommand]) -> Draft {
         "export" => match rest.to_lowercase().as_str() {
             "" | "md" | "markdown" => Draft::Command(SlashCommand::Export(ExportFormat::Markdown)),
             "json" => Draft::Command(SlashCommand::Export(ExportFormat::Json)),
-            _ => Draft::Invalid(format!("/export takes md or json, not {rest:?}.")),
+            _ => Draft::Invalid(fill(Key::ExportTakes, &[("given", &format!("{rest:?}"))])),
         },
         _ if agent.iter().any(|command| command.name.eq_ignore_ascii_case(name)) => Draft::Text,
         _ => Draft::Unknown(name.to_owned()),

@@ -18,6 +18,7 @@ pub mod draft;
 pub mod export;
 pub mod fuzzy;
 pub mod highlight;
+pub mod i18n;
 #[cfg(feature = "ssr")]
 pub mod mapper;
 pub mod markdown;
@@ -35,5 +36,7 @@ pub mod store;
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
+    // The page's language and texts first: hydration must draw the words the server drew.
+    i18n::start();
     leptos::mount::hydrate_body(app::App);
 }

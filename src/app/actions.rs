@@ -8,6 +8,7 @@ use crate::components::{
     Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, OwnSessions, Theme, Upload,
 };
 use crate::draft::ExportFormat;
+use crate::i18n::{Key, fill, plural, t};
 use crate::protocol::{
     AgentInfo, AgentMode, AgentsResponse, AttachmentLimits, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo,
     ModelsResponse, RestoreResponse, SearchHit, SessionSummary,
@@ -213,54 +214,42 @@ pub struct PageRequests {
 /// What a fork's files are, for the notice line of the new session.
 pub fn fork_summary(fork: &ForkResponse) -> String {
     let files = match &fork.workspace {
-        ForkedWorkspace::Shared => {
-            "It works in the same shared workspace as the session it came from: their runs change the same files."
-                .to_owned()
-        }
+        ForkedWorkspace::Shared => t(Key::ForkShared).to_owned(),
         ForkedWorkspace::Copied { restored: Some(restored) } => {
             match restored.changed.len() + restored.removed.len() + restored.recreated.len() {
-                0 => "It has its own copy of the workspace, as it stood at that point.".to_owned(),
-                n => format!(
-                    "It has its own copy of the workspace, with {} put back as at that point.",
-                    count(n, "file", "files")
-                ),
+                0 => t(Key::ForkCopiedAsThen).to_owned(),
+                n => fill(Key::ForkCopiedPutBack, &[("files", &plural(Key::FilesOne, Key::FilesOther, n as u64))]),
             }
         }
-        ForkedWorkspace::Copied { restored: None } => {
-            "It has its own copy of the workspace's files as they are now.".to_owned()
-        }
+        ForkedWorkspace::Copied { restored: None } => t(Key::ForkCopiedAsNow).to_owned(),
     };
     let draft = match fork.draft {
-        Some(_) => " The message you forked at is in the message box, to edit and send.",
+        Some(_) => t(Key::ForkDraft),
         None => "",
     };
-    format!("Forked into a new session. {files}{draft}")
-}
-
-/// "1 file", "2 files".
-fn count(n: usize, one: &str, many: &str) -> String {
-    if n == 1 { format!("1 {one}") } else { format!("{n} {many}") }
+    fill(Key::Forked, &[("files", &files), ("draft", draft)])
 }
 
 /// What a restore did, in a sentence for the notice line: counts, and the files left alone by name (a few).
 pub fn restore_summary(restored: &RestoreResponse) -> String {
     let done = [
-        (restored.changed.len(), "file put back", "files put back"),
-        (restored.removed.len(), "file removed", "files removed"),
-        (restored.recreated.len(), "file brought back", "files brought back"),
+        (restored.changed.len(), Key::FilesPutBackOne, Key::FilesPutBackOther),
+        (restored.removed.len(), Key::FilesRemovedOne, Key::FilesRemovedOther),
+        (restored.recreated.len(), Key::FilesBroughtBackOne, Key::FilesBroughtBackOther),
     ];
-    let said: Vec<String> = done.iter().filter(|(n, ..)| *n > 0).map(|(n, one, many)| count(*n, one, many)).collect();
+    let said: Vec<String> =
+        done.iter().filter(|(n, ..)| *n > 0).map(|(n, one, other)| plural(*one, *other, *n as u64)).collect();
     let mut summary = if said.is_empty() {
-        "Files restored: nothing had changed since that message.".to_owned()
+        t(Key::RestoredNothing).to_owned()
     } else {
-        format!("Files restored: {}.", said.join(", "))
+        fill(Key::Restored, &[("done", &said.join(t(Key::ListSeparator)))])
     };
     if !restored.skipped.is_empty() {
         const NAMED: usize = 3;
         let names: Vec<&str> = restored.skipped.iter().take(NAMED).map(|skipped| skipped.path.as_str()).collect();
         let more = restored.skipped.len().saturating_sub(NAMED);
-        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-        summary.push_str(&format!(" Left alone (not in the checkpoint): {}{more}.", names.join(", ")));
+        let more = if more > 0 { fill(Key::AndMore, &[("n", &more.to_string())]) } else { String::new() };
+        summary.push_str(&fill(Key::LeftAlone, &[("names", &names.join(t(Key::ListSeparator))), ("more", &more)]));
     }
     summary
 }

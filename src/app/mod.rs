@@ -15,10 +15,11 @@ use crate::chat_state::attention::counted_title;
 #[cfg(feature = "hydrate")]
 use crate::client::connect;
 use crate::components::{
-    ActivityLine, AgentBar, ChatBar, ClientOnly, Composer, Drawer, MessageActions, NotificationSetting, Outgoing,
-    PageCommand, PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar, Switcher, SwitcherButton, ToolRowContext,
-    Transcript, bar_title, prefetch_message_rows, prefetch_parser,
+    ActivityLine, AgentBar, ChatBar, ClientOnly, Composer, Drawer, LanguageSetting, MessageActions,
+    NotificationSetting, Outgoing, PageCommand, PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar, Switcher,
+    SwitcherButton, ToolRowContext, Transcript, bar_title, prefetch_message_rows, prefetch_parser,
 };
+use crate::i18n::{Key, Lang, t, tr};
 use crate::protocol::{AgentMode, AttachmentRef, Rerun, RerunKind, StreamingBehavior};
 
 /// The server's requests: it renders the page and never runs a handler, so there is nothing for them to do.
@@ -80,9 +81,11 @@ pub enum Stylesheet {
 
 /// The whole HTML document. `assets` is `None` only when the site was not built; the page then renders without scripts.
 pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoView {
+    let lang = page_language();
+    provide_context(lang);
     view! {
         <!DOCTYPE html>
-        <html lang="en">
+        <html lang=lang.tag()>
             <head>
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
@@ -93,6 +96,7 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
                 <meta name="theme-color" content="#2f6feb"/>
                 <script nonce=leptos::nonce::use_nonce()>{THEME_SCRIPT}</script>
                 <title>"chatwire"</title>
+                <PageTexts lang/>
                 <AutoReload options/>
                 {assets.map(|assets| view! { <PageScripts assets/> })}
             </head>
@@ -101,6 +105,41 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
             </body>
         </html>
     }
+}
+
+/// The language of the request the page is drawn for: the switch's cookie, else `Accept-Language`, else English.
+#[cfg(feature = "ssr")]
+fn page_language() -> Lang {
+    use axum::http::header::{ACCEPT_LANGUAGE, COOKIE};
+    let Some(parts) = use_context::<axum::http::request::Parts>() else {
+        return Lang::default();
+    };
+    let header = |name| parts.headers.get(name).and_then(|value| value.to_str().ok());
+    Lang::negotiate(header(COOKIE), header(ACCEPT_LANGUAGE))
+}
+
+#[cfg(not(feature = "ssr"))]
+fn page_language() -> Lang {
+    Lang::default()
+}
+
+/// The zh-CN texts for the browser: inlined into a zh-CN page (hydration needs them before anything is drawn), and
+/// where to fetch them when an English page is switched to zh-CN.
+#[cfg(feature = "ssr")]
+#[component]
+fn PageTexts(lang: Lang) -> impl IntoView {
+    let (texts, path) = crate::i18n::zh_cn_wire();
+    let inlined = match lang {
+        Lang::En => "",
+        Lang::ZhCn => texts.as_str(),
+    };
+    view! { <meta name=crate::i18n::TEXTS_META content=inlined data-src=path.as_str()/> }
+}
+
+#[cfg(not(feature = "ssr"))]
+#[component]
+fn PageTexts(lang: Lang) -> impl IntoView {
+    let _ = lang;
 }
 
 /// Puts in the stylesheet and boots the WASM, which then hydrates the server-rendered page; then registers the
@@ -240,7 +279,7 @@ fn ChatPage() -> impl IntoView {
         PageCommand::NewChat => requests.go_to.run(None),
         PageCommand::Export(format) => match state.session_id.get_untracked() {
             Some(_) => requests.export.run(format),
-            None => note.set(Some("There is nothing to export yet: this chat has no messages.".into())),
+            None => note.set(Some(t(Key::NothingToExport).into())),
         },
     });
 
@@ -277,6 +316,7 @@ fn ChatPage() -> impl IntoView {
                     permission=state.notify_permission
                     on_change=requests.set_notify
                 />
+                <LanguageSetting/>
             </SessionsSidebar>
             // Covers the chat behind the open drawer on a phone; a tap on it closes the drawer.
             <div class="scrim" aria-hidden="true" on:click=move |_| drawer.close()></div>
@@ -315,7 +355,7 @@ fn ChatPage() -> impl IntoView {
                 {ClientOnly(view! {
                 <Show when=move || state.unreachable.get()>
                     <p class="chat__unreachable" role="alert" data-testid="unreachable">
-                        "The chatwire server cannot be reached. This page connects again by itself once it answers."
+                        {tr(Key::Unreachable)}
                     </p>
                 </Show>
                 <Show when=move || state.problem.with(Option::is_some)>
@@ -324,7 +364,7 @@ fn ChatPage() -> impl IntoView {
                 <Show when=move || state.notice.with(Option::is_some)>
                     <p class="chat__notice" role="status" data-testid="notice">
                         {move || state.notice.get()}
-                        <button type="button" class="chat__notice-close" aria-label="Dismiss" on:click=move |_| state.notice.set(None)>
+                        <button type="button" class="chat__notice-close" aria-label=tr(Key::Dismiss) on:click=move |_| state.notice.set(None)>
                             "×"
                         </button>
                     </p>

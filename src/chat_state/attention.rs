@@ -7,6 +7,7 @@
 
 use rustc_hash::FxHashSet;
 
+use crate::i18n::{Key, fill, t};
 use crate::protocol::{
     Activity, ApprovalActivity, ChatFrame, FailedActivity, QuestionActivity, RunActivity, ToolKind, ToolState,
 };
@@ -123,11 +124,11 @@ impl Attention {
     /// The notification's text under the session's title.
     pub fn body(&self) -> String {
         match self {
-            Attention::Finished => "The answer is complete.".to_owned(),
-            Attention::Failed { message } => format!("The run failed: {message}"),
-            Attention::AwaitsApproval { tool } => format!("{tool} waits for your approval."),
-            Attention::AwaitsAnswer { question: Some(question) } => format!("The agent asks: {question}"),
-            Attention::AwaitsAnswer { question: None } => "The agent asks you a question.".to_owned(),
+            Attention::Finished => t(Key::AnswerComplete).to_owned(),
+            Attention::Failed { message } => fill(Key::RunFailed, &[("error", message)]),
+            Attention::AwaitsApproval { tool } => fill(Key::AwaitsApproval, &[("tool", tool)]),
+            Attention::AwaitsAnswer { question: Some(question) } => fill(Key::AgentAsks, &[("question", question)]),
+            Attention::AwaitsAnswer { question: None } => t(Key::AgentAsksSomething).to_owned(),
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::client::notify::Notices;
 use crate::client::reach;
 use crate::client::{self as api, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
 use crate::components::Outgoing;
+use crate::i18n::{Key, fill};
 use crate::protocol::*;
 
 /// A stream that delivered nothing for this long (keepalives included) is replaced when the tab comes back.
@@ -356,7 +357,7 @@ pub async fn show_branch(page: Page, message_id: String) {
                 });
             }
         }
-        Err(error) => state.problem.set(Some(format!("Could not show that version: {error}"))),
+        Err(error) => state.problem.set(Some(fill(Key::VersionFailed, &[("error", &error.to_string())]))),
     }
 }
 
@@ -373,7 +374,7 @@ pub async fn restore_files(page: Page, message_id: String) -> bool {
             true
         }
         Err(error) => {
-            state.problem.set(Some(format!("The files were not restored: {error}")));
+            state.problem.set(Some(fill(Key::RestoreFailed, &[("error", &error.to_string())])));
             false
         }
     }
@@ -395,7 +396,7 @@ pub async fn fork(page: Page, message_id: String) {
                 state.handed.set(Some(draft));
             }
         }
-        Err(error) => state.problem.set(Some(format!("Could not fork the session: {error}"))),
+        Err(error) => state.problem.set(Some(fill(Key::ForkFailed, &[("error", &error.to_string())]))),
     }
 }
 
@@ -408,7 +409,7 @@ pub async fn open_conversation(page: Page, agent: String, conversation: String) 
             state.sessions.update(|sessions| sessions.insert(0, session.clone()));
             go_to(page, Some(session.session_id));
         }
-        Err(error) => state.problem.set(Some(format!("Could not open the agent's session: {error}"))),
+        Err(error) => state.problem.set(Some(fill(Key::OpenOwnFailed, &[("error", &error.to_string())]))),
     }
 }
 

@@ -15,6 +15,7 @@ use super::follow::Page;
 use super::{activity, rare, reach};
 use crate::app::{PageState, preselected_agent, preselected_model};
 use crate::client as api;
+use crate::i18n::{Key, fill};
 use leptos::prelude::*;
 
 type Load = fn(Page) -> Pin<Box<dyn Future<Output = ()>>>;
@@ -47,7 +48,7 @@ async fn load_models(state: PageState) {
             state.models.set(models.models);
         }
         Err(error) if reach::lost(state, &error) => {}
-        Err(error) => state.problem.set(Some(format!("Could not load the list of models: {error}"))),
+        Err(error) => state.problem.set(Some(fill(Key::ModelsFailed, &[("error", &error.to_string())]))),
     }
 }
 
@@ -58,6 +59,6 @@ async fn load_agents(state: PageState) {
             state.agents.set(Some(agents));
         }
         Err(error) if reach::lost(state, &error) => {}
-        Err(error) => state.problem.set(Some(format!("Could not load the list of agents: {error}"))),
+        Err(error) => state.problem.set(Some(fill(Key::AgentsFailed, &[("error", &error.to_string())]))),
     }
 }

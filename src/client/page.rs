@@ -10,6 +10,7 @@ use super::{following, lists, notify, rare, reach, theme};
 use crate::app::{PageRequests, PageState};
 use crate::client::{self as api, ClientError};
 use crate::components::{ChangesLoad, OwnSessions};
+use crate::i18n::{Key, fill, t};
 use crate::protocol::{ApprovalRequest, QuestionAnswerRequest, SearchHit};
 
 /// How often the sidebar's relative times are brought up to date.
@@ -61,7 +62,7 @@ pub fn connect(state: PageState) -> PageRequests {
             leptos::task::spawn_local(async move {
                 match rare::load(state).await {
                     Some(rare) => (rare.list_conversations)(agent, into).await,
-                    None => into.set(OwnSessions::Failed("part of the page could not be loaded".to_owned())),
+                    None => into.set(OwnSessions::Failed(t(Key::PartNotLoadedShort).to_owned())),
                 }
             })
         }),
@@ -83,7 +84,7 @@ pub fn connect(state: PageState) -> PageRequests {
             leptos::task::spawn_local(async move {
                 match rare::load(state).await {
                     Some(rare) => (rare.load_changes)(state, key, into).await,
-                    None => into.set(ChangesLoad::Failed("part of the page could not be loaded".to_owned())),
+                    None => into.set(ChangesLoad::Failed(t(Key::PartNotLoadedShort).to_owned())),
                 }
             })
         }),
@@ -101,7 +102,7 @@ pub fn connect(state: PageState) -> PageRequests {
                 let request =
                     QuestionAnswerRequest { session_id, tool_call_id: answer.tool_call_id, answer: answer.answer };
                 if let Err(error) = api::answer_question(&request).await {
-                    state.problem.set(Some(format!("The answer was not taken: {error}")));
+                    state.problem.set(Some(fill(Key::AnswerFailed, &[("error", &error.to_string())])));
                     answer.sending.set(false);
                 }
             })
@@ -116,7 +117,7 @@ pub fn connect(state: PageState) -> PageRequests {
                     option_id: decision.option_id,
                 };
                 if let Err(error) = api::decide_approval(&request).await {
-                    state.problem.set(Some(format!("The decision was not taken: {error}")));
+                    state.problem.set(Some(fill(Key::DecisionFailed, &[("error", &error.to_string())])));
                     decision.sending.set(false);
                 }
             })
@@ -154,7 +155,7 @@ pub fn connect(state: PageState) -> PageRequests {
             leptos::task::spawn_local(async move {
                 match rare::load(state).await {
                     Some(rare) => (rare.find_files)(state, query, reply).await,
-                    None => reply.run((query, Err(rare::NOT_LOADED.to_owned()))),
+                    None => reply.run((query, Err(t(Key::PartNotLoaded).to_owned()))),
                 }
             })
         }),
@@ -162,7 +163,8 @@ pub fn connect(state: PageState) -> PageRequests {
             leptos::task::spawn_local(async move {
                 match rare::load(state).await {
                     Some(rare) => (rare.upload)(file, reply).await,
-                    None => reply.run(Err(format!("{} could not be uploaded: {}", file.name(), rare::NOT_LOADED))),
+                    None => reply
+                        .run(Err(fill(Key::NotUploaded, &[("name", &file.name()), ("why", t(Key::PartNotLoaded))]))),
                 }
             })
         }),
@@ -211,7 +213,7 @@ fn search(state: PageState, query: String) {
         }
         match answer {
             Ok(found) => state.search_hits.set(Some(found.hits)),
-            Err(error) => state.problem.set(Some(format!("The search failed: {error}"))),
+            Err(error) => state.problem.set(Some(fill(Key::SearchFailed, &[("error", &error.to_string())]))),
         }
     });
 }
@@ -306,7 +308,7 @@ pub(super) async fn rename(state: PageState, session_id: String, title: String) 
                 *entry = renamed;
             }
         }),
-        Err(error) => state.problem.set(Some(format!("Could not rename the session: {error}"))),
+        Err(error) => state.problem.set(Some(fill(Key::RenameFailed, &[("error", &error.to_string())]))),
     }
 }
 
@@ -336,9 +338,7 @@ pub(super) async fn delete(page: Page, session_id: String) {
             }
             follow::refresh_sessions(state).await;
         }
-        Err(ClientError::Status { status: 409, .. }) => {
-            state.problem.set(Some("This session has a run in progress: stop it before deleting the session.".into()))
-        }
-        Err(error) => state.problem.set(Some(format!("Could not delete the session: {error}"))),
+        Err(ClientError::Status { status: 409, .. }) => state.problem.set(Some(t(Key::DeleteRunning).into())),
+        Err(error) => state.problem.set(Some(fill(Key::DeleteFailed, &[("error", &error.to_string())]))),
     }
 }

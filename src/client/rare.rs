@@ -15,6 +15,7 @@ use super::follow::{self, Page};
 use crate::app::PageState;
 use crate::client::ClientError;
 use crate::components::{ChangesLoad, FileReply, OwnSessions, UploadReply};
+use crate::i18n::{Key, fill, t};
 use crate::protocol::{AgentOptionRequest, SearchResponse};
 
 type Boxed<T> = Pin<Box<dyn Future<Output = T>>>;
@@ -74,7 +75,7 @@ async fn set_option(state: PageState, config_id: String, value: String) {
             })
         }
         Ok(()) => {}
-        Err(error) => state.problem.set(Some(format!("The agent did not take that setting: {error}"))),
+        Err(error) => state.problem.set(Some(fill(Key::OptionFailed, &[("error", &error.to_string())]))),
     }
 }
 
@@ -87,21 +88,18 @@ async fn list_conversations(agent: String, into: RwSignal<OwnSessions>) {
     }
 }
 
-/// What the problem line says while a chunk of the page's requests cannot be fetched.
-pub const NOT_LOADED: &str = "Part of the page could not be loaded; try again.";
-
 /// A chunk's value, or `None` with the problem line saying so; the line is cleared again once a later ask gets a
 /// chunk. Shared by the chunks of the page's requests (this one and `lists`).
 pub fn loaded_or_said<T, E>(state: PageState, fetched: Result<T, E>) -> Option<T> {
     match fetched {
         Ok(value) => {
-            if state.problem.with_untracked(|problem| problem.as_deref() == Some(NOT_LOADED)) {
+            if state.problem.with_untracked(|problem| problem.as_deref() == Some(t(Key::PartNotLoaded))) {
                 state.problem.set(None);
             }
             Some(value)
         }
         Err(_) => {
-            state.problem.set(Some(NOT_LOADED.to_owned()));
+            state.problem.set(Some(t(Key::PartNotLoaded).to_owned()));
             None
         }
     }

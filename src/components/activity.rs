@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 
 use crate::chat_state::Activity;
+use crate::i18n::{Key, fill, t};
 use crate::protocol::LifecycleName;
 
 #[component]
@@ -27,18 +28,21 @@ pub fn ActivityLine(
     last_error: Signal<Option<String>>,
 ) -> impl IntoView {
     let label = move || activity.with(|activity| activity_label(activity.as_ref(), running.get(), reconnecting.get()));
-    let ending = RwSignal::new(String::new());
+    // How the last run ended (`Some(error)` if it failed), kept rather than its words, which follow the language.
+    let ending = RwSignal::new(None::<Option<String>>);
     Effect::new(move |was_running: Option<bool>| {
         let now_running = running.get();
         match (was_running, now_running) {
-            (Some(true), false) => ending.set(run_ending(last_error.get_untracked().as_deref())),
-            (_, true) => ending.set(String::new()),
+            (Some(true), false) => ending.set(Some(last_error.get_untracked())),
+            (_, true) => ending.set(None),
             (None | Some(false), false) => {}
         }
         now_running
     });
     view! {
-        <p class="visually-hidden" data-testid="announcer" role="status" aria-live="polite">{move || ending.get()}</p>
+        <p class="visually-hidden" data-testid="announcer" role="status" aria-live="polite">
+            {move || ending.with(|ended| ended.as_ref().map(|error| run_ending(error.as_deref())))}
+        </p>
         <p class="activity" data-testid="activity" role="status" aria-live="polite">
             {move || {
                 label()
@@ -61,29 +65,27 @@ pub fn ActivityLine(
 /// What a screen reader is told when a run ends.
 pub fn run_ending(error: Option<&str>) -> String {
     match error {
-        Some(error) => format!("The run failed: {error}"),
-        None => "The answer is complete.".to_owned(),
+        Some(error) => fill(Key::RunFailed, &[("error", error)]),
+        None => t(Key::AnswerComplete).to_owned(),
     }
 }
 
 /// The line's text, and whether it is about the connection rather than the agent; `None` hides the line.
 pub fn activity_label(activity: Option<&Activity>, running: bool, reconnecting: Option<u32>) -> Option<(String, bool)> {
     match reconnecting {
-        Some(attempt) if attempt > 1 => Some((format!("Reconnecting… (attempt {attempt})"), true)),
-        Some(_) => Some(("Reconnecting…".to_owned(), true)),
-        None if running => Some((activity.map_or_else(|| WORKING.to_owned(), describe), false)),
+        Some(attempt) if attempt > 1 => Some((fill(Key::ReconnectingAttempt, &[("n", &attempt.to_string())]), true)),
+        Some(_) => Some((t(Key::Reconnecting).to_owned(), true)),
+        None if running => Some((activity.map_or_else(|| t(Key::Working).to_owned(), describe), false)),
         None => None,
     }
 }
 
-const WORKING: &str = "Working…";
-
 /// What the agent is doing, in words.
 fn describe(activity: &Activity) -> String {
     match activity {
-        Activity::Working => WORKING.to_owned(),
+        Activity::Working => t(Key::Working).to_owned(),
         Activity::Phase { status: Some(status), .. } => status.clone(),
-        Activity::Phase { phase: LifecycleName::MessageStart, status: None } => "Thinking…".to_owned(),
+        Activity::Phase { phase: LifecycleName::MessageStart, status: None } => t(Key::ThinkingNow).to_owned(),
         Activity::Phase {
             phase:
                 LifecycleName::AgentStart
@@ -93,11 +95,13 @@ fn describe(activity: &Activity) -> String {
                 | LifecycleName::TurnEnd
                 | LifecycleName::MessageEnd,
             status: None,
-        } => WORKING.to_owned(),
-        Activity::Compacting => "Compacting context…".to_owned(),
+        } => t(Key::Working).to_owned(),
+        Activity::Compacting => t(Key::Compacting).to_owned(),
         Activity::Retrying { attempt, max_attempts, delay_ms } => {
             // Whole seconds, rounded up: "in 0 s" would read as if the retry were already under way.
-            format!("Retrying {attempt}/{max_attempts} in {} s", delay_ms.div_ceil(1000))
+            let (attempt, most) = (attempt.to_string(), max_attempts.to_string());
+            let seconds = delay_ms.div_ceil(1000).to_string();
+            fill(Key::Retrying, &[("attempt", &attempt), ("most", &most), ("seconds", &seconds)])
         }
     }
 }

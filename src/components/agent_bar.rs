@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use super::client_only::{ClientOnly, IntoRowView};
 use super::picker::Picker;
 use super::sidebar::relative_time;
+use crate::i18n::{Key, fill, t, tr};
 use crate::protocol::AgentConversation;
 
 /// The agent's own sessions, as New chat lists them: not asked for, on their way, here, or refused.
@@ -65,23 +66,23 @@ pub fn AgentBar(
     };
     let entries = move || match own.get() {
         OwnSessions::Closed => Vec::new(),
-        OwnSessions::Loading => vec![Err("Loading…".to_owned())],
+        OwnSessions::Loading => vec![Err(t(Key::Loading).to_owned())],
         OwnSessions::Failed(why) => vec![Err(why)],
-        OwnSessions::Loaded(listed) if listed.is_empty() => vec![Err("It has no sessions here.".to_owned())],
+        OwnSessions::Loaded(listed) if listed.is_empty() => vec![Err(t(Key::NoOwnSessions).to_owned())],
         OwnSessions::Loaded(listed) => listed.into_iter().map(Ok).collect(),
     };
     view! {
         <header class="agent-bar" data-testid="agent-bar" hidden=move || !several.get() && !offered()>
             <label class="agent-bar__agent" hidden=move || !new_chat.get()>
-                "Agent "
+                {tr(Key::AgentLabel)}
                 <Picker
                     options=agents
                     picked=agent
                     on_pick
                     what="agent"
                     testid="agent-picker"
-                    label="Agent"
-                    title="The agent the new chat runs on, for its whole life"
+                    label=Signal::derive(|| t(Key::Agent).to_owned())
+                    title=Signal::derive(|| t(Key::AgentHint).to_owned())
                 />
             </label>
             <button
@@ -89,10 +90,10 @@ pub fn AgentBar(
                 class="agent-bar__open"
                 data-testid="open-own-session"
                 hidden=move || !offered()
-                title="Open one of the sessions this agent made itself in this workspace, and go on with it here"
+                title=tr(Key::OpenOwnHint)
                 on:click=list
             >
-                "Open a session of " {move || agent.get()}
+                {move || fill(Key::OpenOwn, &[("agent", &agent.get().unwrap_or_default())])}
             </button>
             <ul class="agent-bar__own" data-testid="own-sessions" hidden=move || !offered()>
                 // Listed only in the browser, once asked for: the server renders none, nothing to hydrate.
@@ -112,7 +113,7 @@ pub fn AgentBar(
                                 view! {
                                     <li>
                                         <button type="button" data-testid="own-session" on:click=open>
-                                            {title.unwrap_or_else(|| "Untitled".to_owned())}
+                                            {title.unwrap_or_else(|| t(Key::Untitled).to_owned())}
                                             " " <time>{when}</time>
                                         </button>
                                     </li>
@@ -123,8 +124,8 @@ pub fn AgentBar(
                         .collect_view()
                 })}
             </ul>
-            <p class="agent-bar__agent" hidden=move || new_chat.get() title="A session runs on one agent for life">
-                "Agent " <strong data-testid="session-agent">{move || agent.get()}</strong>
+            <p class="agent-bar__agent" hidden=move || new_chat.get() title=tr(Key::AgentForLife)>
+                {tr(Key::AgentLabel)} <strong data-testid="session-agent">{move || agent.get()}</strong>
             </p>
         </header>
     }

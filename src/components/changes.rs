@@ -8,7 +8,8 @@ use leptos::prelude::*;
 
 use super::client_only::{IntoRowView, RowView};
 use super::tool::{DiffView, parse_unified};
-use crate::protocol::{ChangedFile, ChangesResponse, RunChanges};
+use crate::i18n::{Key, plural, t, tr};
+use crate::protocol::{ChangeStatus, ChangedFile, ChangesResponse, RunChanges};
 
 /// Where the diff of a run's changes is: not asked for yet, on its way, here, or refused.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -44,7 +45,11 @@ pub fn ChangesRow(
             }
         }
     };
-    let summary = changes.summary();
+    let (count, additions, deletions) = (changes.files.len() as u64, changes.additions, changes.deletions);
+    let summary = move || {
+        let files = plural(Key::FilesChangedOne, Key::FilesChangedOther, count);
+        format!("{files}, +{additions} −{deletions}")
+    };
     view! {
         <div class="changes" data-testid="changes">
             <div class="changes__bar">
@@ -56,7 +61,7 @@ pub fn ChangesRow(
                     aria-controls=view_id.clone()
                     on:click=toggle
                 >
-                    {move || if open.get() { "Hide changes" } else { "Changes" }}
+                    {move || if open.get() { t(Key::HideChanges) } else { t(Key::Changes) }}
                 </button>
             </div>
             <Show when=move || open.get()>
@@ -65,7 +70,7 @@ pub fn ChangesRow(
                     class="changes__view"
                     id=view_id.clone()
                     role="region"
-                    aria-label="Changes of this run"
+                    aria-label=tr(Key::ChangesOfRun)
                     data-diff=move || loaded.with(|l| matches!(l, ChangesLoad::Loaded(_))).then_some("loaded")
                 >
                     {move || match loaded.get() {
@@ -73,7 +78,7 @@ pub fn ChangesRow(
                         ChangesLoad::Failed(message) => {
                             view! {
                                 <p class="changes__note changes__note--failed" role="alert">
-                                    "The changes could not be loaded: "
+                                    {tr(Key::ChangesNotLoaded)}
                                     {message}
                                 </p>
                             }
@@ -89,7 +94,7 @@ pub fn ChangesRow(
 
 /// What the Changes view shows while its diff, or the code that draws it, is on its way.
 pub(crate) fn loading_note() -> RowView {
-    view! { <p class="changes__note">"Loading the changes…"</p> }.into_row_view()
+    view! { <p class="changes__note">{tr(Key::LoadingChanges)}</p> }.into_row_view()
 }
 
 /// The Changes view, from the tool renderers' chunk in the browser; the server and its tests link it in.
@@ -121,13 +126,13 @@ pub(crate) fn changes_view(response: Arc<ChangesResponse>) -> RowView {
     let truncated = response.truncated.then(|| {
         view! {
             <p class="changes__note">
-                "The diff is longer than 1 MiB and is cut here; the list above has every file."
+                {tr(Key::DiffCut)}
             </p>
         }
     });
     let skipped = (!response.skipped.is_empty()).then(|| {
         let names: Vec<&str> = response.skipped.iter().map(|skipped| skipped.path.as_str()).collect();
-        view! { <p class="changes__note">"Not in the checkpoints, so not shown: " {names.join(", ")}</p> }
+        view! { <p class="changes__note">{tr(Key::NotInCheckpoints)}{names.join(t(Key::ListSeparator))}</p> }
     });
     view! {
         <ul class="changes__files">{files}</ul>
@@ -141,10 +146,16 @@ pub(crate) fn changes_view(response: Arc<ChangesResponse>) -> RowView {
 #[component]
 fn FileLine(file: ChangedFile) -> impl IntoView {
     let status = file.status.as_str();
-    let counts = if file.binary { "binary".to_owned() } else { format!("+{} −{}", file.additions, file.deletions) };
+    let counts =
+        if file.binary { t(Key::Binary).to_owned() } else { format!("+{} −{}", file.additions, file.deletions) };
+    let status_label = match file.status {
+        ChangeStatus::Added => Key::FileAdded,
+        ChangeStatus::Modified => Key::FileModified,
+        ChangeStatus::Deleted => Key::FileDeleted,
+    };
     view! {
         <li class="changes__entry">
-            <span class=format!("changes__status changes__status--{status}")>{status}</span>
+            <span class=format!("changes__status changes__status--{status}")>{tr(status_label)}</span>
             <span class="changes__name">{file.path}</span>
             <span class="changes__counts">{counts}</span>
         </li>

@@ -9,6 +9,7 @@ use leptos::wasm_bindgen::JsCast;
 use leptos::web_sys::Element;
 
 use super::sidebar::focus_first_of;
+use crate::i18n::{Key, t, tr};
 use crate::protocol::SessionSummary;
 
 /// Whether the sessions drawer is open.
@@ -62,9 +63,9 @@ impl Default for Drawer {
 /// The bar's title: the session on screen, "New chat" for a chat not started (or not titled yet), and the app's
 /// name while the list that has the title is still loading.
 pub fn bar_title(sessions: &[SessionSummary], current: Option<&str>) -> String {
-    let Some(current) = current else { return "New chat".to_owned() };
+    let Some(current) = current else { return t(Key::NewChat).to_owned() };
     match sessions.iter().find(|session| session.session_id == current) {
-        Some(session) if session.title.is_empty() => "New chat".to_owned(),
+        Some(session) if session.title.is_empty() => t(Key::NewChat).to_owned(),
         Some(session) => session.title.clone(),
         None => "chatwire".to_owned(),
     }
@@ -117,7 +118,7 @@ pub fn ChatBar(
                 type="button"
                 class="chat-bar__menu"
                 node_ref=menu
-                aria-label="Sessions"
+                aria-label=tr(Key::Sessions)
                 aria-controls="sidebar"
                 aria-expanded=move || if drawer.is_open() { "true" } else { "false" }
                 data-testid="menu"

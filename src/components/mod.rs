@@ -34,7 +34,7 @@ pub use palette::{PaletteChoice, QuickSwitcher, Switcher, SwitcherButton, Theme}
 pub use queue::QueueChips;
 pub use rows::prefetch_parser;
 pub use search::SessionSearch;
-pub use settings::{NotificationSetting, NotifyPermission};
+pub use settings::{LanguageSetting, NotificationSetting, NotifyPermission};
 pub use sidebar::SessionsSidebar;
 pub use tool::{Answer, CustomRenderer, Decision, ToolRenderers, ToolRowContext};
 pub use transcript::Transcript;

@@ -19,10 +19,10 @@ pub fn Picker(
     testid: String,
     /// The accessible name.
     #[prop(into)]
-    label: String,
+    label: Signal<String>,
     /// What the pick does, as a tooltip.
     #[prop(into)]
-    title: String,
+    title: Signal<String>,
 ) -> impl IntoView {
     view! {
         <select

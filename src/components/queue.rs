@@ -2,6 +2,7 @@
 
 use leptos::prelude::*;
 
+use crate::i18n::{Key, t, tr};
 use crate::protocol::QueueFrame;
 
 #[component]
@@ -14,16 +15,16 @@ pub fn QueueChips(
     no_steering: Signal<Option<String>>,
 ) -> impl IntoView {
     let chips = move || {
-        let steer = if no_steering.with(Option::is_some) { "Next" } else { "Steer" };
+        let steer = if no_steering.with(Option::is_some) { t(Key::Next) } else { t(Key::Steer) };
         queue.with(|q| {
             let steering = q.steering.iter().map(|text| (steer, text.clone()));
-            let follow_up = q.follow_up.iter().map(|text| ("Follow-up", text.clone()));
+            let follow_up = q.follow_up.iter().map(|text| (t(Key::FollowUp), text.clone()));
             steering.chain(follow_up).collect::<Vec<_>>()
         })
     };
     view! {
         <Show when=move || queue.with(|q| !q.steering.is_empty() || !q.follow_up.is_empty())>
-            <ul class="queue" data-testid="queue" aria-label="Waiting to be delivered">
+            <ul class="queue" data-testid="queue" aria-label=tr(Key::WaitingDelivery)>
                 {move || {
                     chips()
                         .into_iter()

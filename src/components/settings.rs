@@ -1,7 +1,10 @@
-//! The sidebar's settings: system notifications on or off. Turning them on is the click that lets the page ask the
-//! browser for permission (browsers grant a permission prompt only to a user's gesture).
+//! The sidebar's settings: system notifications on or off, and the page's language. Turning notifications on is the
+//! click that lets the page ask the browser for permission (browsers grant a permission prompt only to a user's
+//! gesture).
 
 use leptos::prelude::*;
+
+use crate::i18n::{Key, Lang, lang, t, tr};
 
 /// What the browser allows of system notifications for this site.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,14 +31,14 @@ pub fn NotificationSetting(
     on_change: Callback<bool>,
 ) -> impl IntoView {
     let note = move || match permission.get() {
-        NotifyPermission::Denied => Some("Blocked for this site in the browser's settings."),
-        NotifyPermission::Unsupported => Some("This browser cannot show notifications here."),
+        NotifyPermission::Denied => Some(t(Key::NotifyBlocked)),
+        NotifyPermission::Unsupported => Some(t(Key::NotifyUnsupported)),
         NotifyPermission::Unasked | NotifyPermission::Granted => None,
     };
     view! {
         <label
             class="setting"
-            title="A system notification when a run finishes, fails or waits for you while this tab is in the background"
+            title=tr(Key::NotifyHint)
         >
             <input
                 type="checkbox"
@@ -50,8 +53,39 @@ pub fn NotificationSetting(
                     on_change.run(wanted);
                 }
             />
-            <span>"Notify me when a run needs me"</span>
+            <span>{tr(Key::NotifyLabel)}</span>
         </label>
         {move || note().map(|note| view! { <p class="setting__note">{note}</p> })}
+    }
+}
+
+/// The page's language. The server draws the page in the one the request asks for; a pick here applies at once,
+/// without a reload, and is remembered for the next visit (`i18n::switch`).
+#[component]
+pub fn LanguageSetting() -> impl IntoView {
+    view! {
+        <label class="setting">
+            <span>{tr(Key::LanguageLabel)}</span>
+            <select
+                data-testid="language-setting"
+                prop:value=move || lang().tag()
+                on:change=move |event| {
+                    let picked = Lang::of_tag(&event_target_value(&event)).unwrap_or_default();
+                    #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+                    crate::i18n::switch(picked);
+                    #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+                    let _ = picked;
+                }
+            >
+                {Lang::ALL
+                    .map(|option| {
+                        view! {
+                            <option value=option.tag() lang=option.tag() selected=move || lang() == option>
+                                {option.own_name()}
+                            </option>
+                        }
+                    })}
+            </select>
+        </label>
     }
 }

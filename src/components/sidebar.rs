@@ -10,6 +10,7 @@ use leptos::web_sys::HtmlElement;
 use super::SessionSearch;
 use super::client_only::{ClientOnly, IntoRowView, show_or};
 use super::usage::session_totals;
+use crate::i18n::{Key, fill, t, tr};
 use crate::protocol::{SearchHit, SessionStatus, SessionSummary};
 
 #[component]
@@ -61,10 +62,10 @@ where
         }
     });
     view! {
-        <aside class="sidebar" id="sidebar" data-testid="sidebar" aria-label="Sessions">
+        <aside class="sidebar" id="sidebar" data-testid="sidebar" aria-label=tr(Key::Sessions)>
             <header class="sidebar__header">
                 <h1 class="sidebar__brand">"chatwire"</h1>
-                <a class="button button--ghost" href="/" data-testid="new-chat">"New chat"</a>
+                <a class="button button--ghost" href="/" data-testid="new-chat">{tr(Key::NewChat)}</a>
             </header>
             <SessionSearch hits=search_hits on_query=on_search on_open=on_open_hit/>
             <nav class="sidebar__list" hidden=move || search_hits.with(Option::is_some)>
@@ -85,7 +86,7 @@ where
                             </For>
                         </ul>
                     },
-                    || view! { <p class="sidebar__empty">"No sessions yet."</p> },
+                    || view! { <p class="sidebar__empty">{tr(Key::NoSessions)}</p> },
                 ))}
             </nav>
             <footer class="sidebar__footer">{children()}</footer>
@@ -147,13 +148,14 @@ fn SessionItem(
 ) -> impl IntoView {
     let item_mode = RwSignal::new(ItemMode::Show);
     let id = StoredValue::new(session.session_id.clone());
-    let title = if session.title.is_empty() { "New chat".to_owned() } else { session.title.clone() };
+    let untitled = session.title.is_empty();
+    let title = if untitled { t(Key::NewChat).to_owned() } else { session.title.clone() };
     let draft = RwSignal::new(title.clone());
     let is_current = move || current.with(|c| id.with_value(|id| c.as_deref() == Some(id.as_str())));
     let is_unseen = move || unseen.with(|marked| id.with_value(|id| marked.contains(id)));
     let status = session.status;
     let updated_at = session.updated_at;
-    let totals = session.usage.as_ref().filter(|usage| !usage.is_empty()).map(session_totals);
+    let totals = session.usage.filter(|usage| !usage.is_empty());
     // The row's agent, empty (and so hidden by CSS) with one agent: a text that changes costs less WASM than a span
     // that comes and goes.
     let agent = StoredValue::new(session.agent.clone());
@@ -168,6 +170,8 @@ fn SessionItem(
         item_mode.set(ItemMode::Show);
     };
     let row_title = StoredValue::new(title);
+    // The row's actions are named after it, in the page's language; one closure for all four (one copy in the WASM).
+    let named = move |key: Key| Signal::derive(move || fill(key, &[("title", &row_title.get_value())]));
     let save = move |started_by: Option<ItemMode>| {
         let title = draft.with_untracked(|t| t.trim().to_owned());
         if title.is_empty() {
@@ -211,6 +215,9 @@ fn SessionItem(
     Effect::new(move || {
         if let Some(field) = rename_field.get() {
             let _ = field.focus();
+            // The title goes in first: the field's `prop:value` may be applied after this runs, and a value set
+            // after `select` would put the caret at its end, so typing would add to the title, not replace it.
+            field.set_value(&draft.get_untracked());
             field.select();
         }
     });
@@ -234,42 +241,42 @@ fn SessionItem(
                         aria-current=move || is_current().then_some("page")
                     >
                         <span class="sidebar__title">
-                            <span class="sidebar__unseen" role="img" aria-label="New activity" hidden=move || !is_unseen()></span>
-                            {row_title.get_value()}
+                            <span class="sidebar__unseen" role="img" aria-label=tr(Key::NewActivity) hidden=move || !is_unseen()></span>
+                            {move || if untitled { t(Key::NewChat).to_owned() } else { row_title.get_value() }}
                         </span>
                         <span class="sidebar__meta">
-                            <span class=format!("badge badge--{}", status.as_str())>{status_label(status)}</span>
+                            <span class=format!("badge badge--{}", status.as_str())>{move || status_label(status)}</span>
                             <time class="sidebar__time">
                                 {move || relative_time(updated_at, now.get())}
                             </time>
                             <span class="sidebar__agent" data-testid="session-row-agent">{move || agent().unwrap_or_default()}</span>
-                            {totals.clone().map(|totals| view! { <span class="sidebar__usage" data-testid="session-usage">{totals}</span> })}
+                            {totals.clone().map(|totals| view! { <span class="sidebar__usage" data-testid="session-usage">{move || session_totals(&totals)}</span> })}
                         </span>
                     </a>
                     <span class="sidebar__actions">
                         <button
                             class="button button--small"
                             type="button"
-                            aria-label=format!("Rename {}", row_title.get_value())
+                            aria-label=named(Key::RenameNamed)
                             on:click=move |_| item_mode.set(ItemMode::Rename)
                             node_ref=rename_button
                         >
-                            "Rename"
+                            {tr(Key::Rename)}
                         </button>
                         <button
                             class="button button--small"
                             type="button"
-                            aria-label=format!("Delete {}", row_title.get_value())
+                            aria-label=named(Key::DeleteNamed)
                             on:click=move |_| item_mode.set(ItemMode::ConfirmDelete)
                             node_ref=delete_button
                         >
-                            "Delete"
+                            {tr(Key::Delete)}
                         </button>
                         <a
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=md", id.get_value())
                             download
-                            aria-label=format!("MD: export {} as Markdown", row_title.get_value())
+                            aria-label=named(Key::ExportMarkdownNamed)
                         >
                             "MD"
                         </a>
@@ -277,7 +284,7 @@ fn SessionItem(
                             class="button button--small"
                             href=format!("/api/sessions/{}/export?format=json", id.get_value())
                             download
-                            aria-label=format!("Export {} as JSON", row_title.get_value())
+                            aria-label=named(Key::ExportJsonNamed)
                         >
                             "JSON"
                         </a>
@@ -288,7 +295,7 @@ fn SessionItem(
                     <input
                         class="sidebar__rename"
                         type="text"
-                        aria-label="New title (Enter saves, Esc cancels)"
+                        aria-label=tr(Key::NewTitle)
                         prop:value=move || draft.get()
                         on:input=move |event| draft.set(event_target_value(&event))
                         on:keydown=on_key
@@ -303,8 +310,8 @@ fn SessionItem(
                 }
                 .into_row_view(),
                 ItemMode::ConfirmDelete => view! {
-                    <span class="sidebar__confirm" role="group" aria-label="Confirm delete">
-                        <span>"Delete this session?"</span>
+                    <span class="sidebar__confirm" role="group" aria-label=tr(Key::ConfirmDelete)>
+                        <span>{tr(Key::DeleteQuestion)}</span>
                         <button
                             class="button button--small button--danger"
                             type="button"
@@ -315,10 +322,10 @@ fn SessionItem(
                             }
                             node_ref=confirm_button
                         >
-                            "Delete"
+                            {tr(Key::Delete)}
                         </button>
                         <button class="button button--small" type="button" on:click=move |_| show_again(Some(ItemMode::ConfirmDelete), row_title.get_value())>
-                            "Cancel"
+                            {tr(Key::Cancel)}
                         </button>
                     </span>
                 }
@@ -332,9 +339,9 @@ fn SessionItem(
 pub(crate) fn status_label(status: SessionStatus) -> &'static str {
     match status {
         SessionStatus::Idle => "",
-        SessionStatus::Running => "running",
-        SessionStatus::Interrupted => "interrupted",
-        SessionStatus::Failed => "failed",
+        SessionStatus::Running => t(Key::StatusRunning),
+        SessionStatus::Interrupted => t(Key::StatusInterrupted),
+        SessionStatus::Failed => t(Key::StatusFailed),
     }
 }
 
@@ -345,10 +352,10 @@ pub fn relative_time(then_ms: u64, now_ms: f64) -> String {
     }
     let seconds = ((now_ms - then_ms as f64) / 1000.0).max(0.0) as u64;
     match seconds {
-        0..45 => "just now".to_owned(),
-        45..3_600 => format!("{} min ago", seconds.div_ceil(60).max(1)),
-        3_600..86_400 => format!("{} h ago", seconds / 3_600),
-        _ => format!("{} d ago", seconds / 86_400),
+        0..45 => t(Key::JustNow).to_owned(),
+        45..3_600 => fill(Key::MinutesAgo, &[("n", &seconds.div_ceil(60).max(1).to_string())]),
+        3_600..86_400 => fill(Key::HoursAgo, &[("n", &(seconds / 3_600).to_string())]),
+        _ => fill(Key::DaysAgo, &[("n", &(seconds / 86_400).to_string())]),
     }
 }
 

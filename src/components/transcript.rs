@@ -11,10 +11,10 @@ use super::message::{message_row, sync_rows, track_message_rows};
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
 use crate::chat_state::ChatSnapshot;
+use crate::i18n::{Key, t, tr};
 use crate::protocol::{ChatMessagePart, SessionSummary, fixed};
 
-const SUGGESTIONS: [&str; 3] =
-    ["Explain what this repository does", "Find and fix a failing test", "Add a README section on configuration"];
+const SUGGESTIONS: [Key; 3] = [Key::SuggestExplain, Key::SuggestFix, Key::SuggestReadme];
 
 /// How many of the latest sessions the empty state offers to go back to; the sidebar lists them all.
 const RECENT_SESSIONS: usize = 5;
@@ -247,7 +247,7 @@ pub fn Transcript(
         <section
             class="transcript"
             data-testid="transcript"
-            aria-label="Conversation"
+            aria-label=tr(Key::Conversation)
             node_ref=scroller
             on:scroll=on_scroll
             on:click=move |event| copy(event, chat)
@@ -289,7 +289,7 @@ pub fn Transcript(
             {move || unshown_error().map(|message| view! { <p class="part part--error transcript__error" role="alert">{message}</p> })}
             <Show when=move || !follow.get() && has_messages()>
                 <button class="button jump-latest" type="button" data-testid="jump-latest" on:click=jump_to_latest>
-                    "Jump to latest ↓"
+                    {tr(Key::JumpToLatest)}
                 </button>
             </Show>
         </section>
@@ -363,6 +363,7 @@ mod browser {
 
     use super::GroupPlace;
     use crate::chat_state::ChatSnapshot;
+    use crate::i18n::{Key, t};
 
     /// Offsets are from the transcript, which is the groups' offset parent (`position: relative`).
     pub fn group_layout(scroller: &leptos::web_sys::HtmlElement) -> Vec<GroupPlace> {
@@ -423,11 +424,11 @@ mod browser {
         };
         leptos::task::spawn_local(async move {
             let label = match write_clipboard(&text).await {
-                Ok(()) => "Copied",
-                Err(_) => "Copy failed",
+                Ok(()) => t(Key::Copied),
+                Err(_) => t(Key::CopyFailed),
             };
             button.set_text_content(Some(label));
-            set_timeout(move || button.set_text_content(Some("Copy")), Duration::from_millis(1500));
+            set_timeout(move || button.set_text_content(Some(t(Key::Copy))), Duration::from_millis(1500));
         });
     }
 
@@ -461,15 +462,15 @@ fn EmptyState(
     });
     view! {
         <div class="empty-state">
-            <h2>"What should the agent do?"</h2>
+            <h2>{tr(Key::EmptyHeading)}</h2>
             <ul class="empty-state__suggestions">
                 {SUGGESTIONS
                     .iter()
-                    .map(|text| {
+                    .map(|key| {
                         view! {
                             <li>
-                                <button class="button button--suggestion" type="button" on:click=move |_| on_suggestion.run(text.to_string())>
-                                    {*text}
+                                <button class="button button--suggestion" type="button" on:click=move |_| on_suggestion.run(t(*key).to_owned())>
+                                    {tr(*key)}
                                 </button>
                             </li>
                         }
@@ -480,7 +481,7 @@ fn EmptyState(
             {ClientOnly(view! {
             <Show when=move || recent.with(|recent| !recent.is_empty())>
                 <section class="empty-state__recent" aria-labelledby="recent-sessions" data-testid="recent-sessions">
-                    <h3 id="recent-sessions">"Pick up where you left off"</h3>
+                    <h3 id="recent-sessions">{tr(Key::RecentHeading)}</h3>
                     <ul>
                         <For
                             each=move || recent.get()

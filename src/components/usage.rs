@@ -2,10 +2,35 @@
 
 use leptos::prelude::*;
 
+use crate::i18n::{Key, Lang, fill, lang, plural, t};
 use crate::protocol::{ContextUse, MessageUsage, TokenUsage, fixed};
 
-/// "950", "1.2k", "48k", "1.3M": a token count short enough for a footer.
+/// "950", "1.2k", "48k", "1.3M": a token count short enough for a footer. In Chinese by ten-thousands, as people
+/// there count: "9,500", "1.2万", "130万", "1.3亿".
 pub fn short_count(count: u64) -> String {
+    match lang() {
+        Lang::En => short_count_en(count),
+        Lang::ZhCn => short_count_zh(count),
+    }
+}
+
+fn short_count_zh(count: u64) -> String {
+    let wan = count as f64 / 10_000.0;
+    let yi = count as f64 / 100_000_000.0;
+    if count < 10_000 {
+        full_count(count)
+    } else if wan < 9.95 {
+        format!("{}万", fixed(wan, 1))
+    } else if wan < 9_999.5 {
+        format!("{}万", fixed(wan, 0))
+    } else if yi < 9.95 {
+        format!("{}亿", fixed(yi, 1))
+    } else {
+        format!("{}亿", fixed(yi, 0))
+    }
+}
+
+fn short_count_en(count: u64) -> String {
     let thousands = count as f64 / 1_000.0;
     let millions = count as f64 / 1_000_000.0;
     if count < 1_000 {
@@ -52,7 +77,8 @@ pub fn dollars(cost: f64) -> String {
 pub fn usage_line(usage: &MessageUsage) -> String {
     let mut line = token_counts(&usage.total);
     if usage.calls > 1 {
-        line.push_str(&format!(" · {} calls", usage.calls));
+        line.push_str(" · ");
+        line.push_str(&plural(Key::CallsOne, Key::CallsOther, usage.calls as u64));
     }
     if let Some(cost) = usage.total.cost {
         line.push_str(" · ");
@@ -62,12 +88,12 @@ pub fn usage_line(usage: &MessageUsage) -> String {
 }
 
 fn token_counts(tokens: &TokenUsage) -> String {
-    let mut line = format!("{} in · {} out", short_count(tokens.input), short_count(tokens.output));
+    let mut line = fill(Key::InOut, &[("input", &short_count(tokens.input)), ("output", &short_count(tokens.output))]);
     if tokens.cache_read > 0 {
-        line.push_str(&format!(" · {} cache read", short_count(tokens.cache_read)));
+        line.push_str(&fill(Key::CacheRead, &[("n", &short_count(tokens.cache_read))]));
     }
     if tokens.cache_write > 0 {
-        line.push_str(&format!(" · {} cache write", short_count(tokens.cache_write)));
+        line.push_str(&fill(Key::CacheWrite, &[("n", &short_count(tokens.cache_write))]));
     }
     line
 }
@@ -75,23 +101,27 @@ fn token_counts(tokens: &TokenUsage) -> String {
 /// The usage line's tooltip: every count in full.
 pub fn usage_details(usage: &MessageUsage) -> String {
     let total = &usage.total;
-    let calls = if usage.calls == 1 { "1 model call".to_owned() } else { format!("{} model calls", usage.calls) };
+    let calls = plural(Key::ModelCallsOne, Key::ModelCallsOther, usage.calls as u64);
     let cost = match total.cost {
-        Some(cost) => format!("cost {}", dollars(cost)),
-        None => "cost unknown (no price is configured for this model)".to_owned(),
+        Some(cost) => fill(Key::Cost, &[("cost", &dollars(cost))]),
+        None => t(Key::CostUnknown).to_owned(),
     };
-    format!(
-        "{calls}: {} input tokens, {} output, {} read from the cache, {} written to it; {cost}",
-        full_count(total.input),
-        full_count(total.output),
-        full_count(total.cache_read),
-        full_count(total.cache_write),
+    fill(
+        Key::UsageDetails,
+        &[
+            ("calls", &calls),
+            ("input", &full_count(total.input)),
+            ("output", &full_count(total.output)),
+            ("read", &full_count(total.cache_read)),
+            ("written", &full_count(total.cache_write)),
+            ("cost", &cost),
+        ],
     )
 }
 
 /// "48k tokens · $1.20": a session's totals, for the sidebar.
 pub fn session_totals(tokens: &TokenUsage) -> String {
-    let mut line = format!("{} tokens", short_count(tokens.context_tokens()));
+    let mut line = fill(Key::Tokens, &[("n", &short_count(tokens.context_tokens()))]);
     if let Some(cost) = tokens.cost {
         line.push_str(" · ");
         line.push_str(&dollars(cost));
@@ -102,23 +132,23 @@ pub fn session_totals(tokens: &TokenUsage) -> String {
 /// "12% of 128k", or "15k tokens" when the window is unknown: how full the context is.
 pub fn context_label(context: &ContextUse) -> String {
     match (context.fraction(), context.window) {
-        (Some(fraction), Some(window)) => format!("{}% of {}", (fraction * 100.0).round() as u64, short_count(window)),
-        (None, _) | (Some(_), None) => format!("{} tokens", short_count(context.used)),
+        (Some(fraction), Some(window)) => {
+            let percent = ((fraction * 100.0).round() as u64).to_string();
+            fill(Key::PercentOf, &[("percent", &percent), ("window", &short_count(window))])
+        }
+        (None, _) | (Some(_), None) => fill(Key::Tokens, &[("n", &short_count(context.used))]),
     }
 }
 
 /// The meter's tooltip and accessible description.
 pub fn context_details(context: &ContextUse) -> String {
     let mut text = match context.window {
-        Some(window) => format!("Context: {} of {} tokens", full_count(context.used), full_count(window)),
-        None => format!("Context: {} tokens", full_count(context.used)),
+        Some(window) => fill(Key::ContextOf, &[("used", &full_count(context.used)), ("window", &full_count(window))]),
+        None => fill(Key::ContextTokens, &[("used", &full_count(context.used))]),
     };
     match context.compact_at {
-        Some(at) if context.past_compaction() => text.push_str(&format!(
-            "; past {} tokens, so the next message compacts the conversation first",
-            full_count(at)
-        )),
-        Some(at) => text.push_str(&format!("; the conversation is compacted past {} tokens", full_count(at))),
+        Some(at) if context.past_compaction() => text.push_str(&fill(Key::PastCompaction, &[("at", &full_count(at))])),
+        Some(at) => text.push_str(&fill(Key::CompactsPast, &[("at", &full_count(at))])),
         None => {}
     }
     text

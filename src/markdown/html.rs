@@ -1,6 +1,7 @@
 //! Markdown events to HTML in which nothing from the model is trusted: text and raw HTML are escaped, and only
 //! links with a safe scheme keep their target.
 
+use crate::i18n::{Key, t};
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Parser, Tag, TagEnd};
 
 /// Renders a standalone piece of markdown to HTML.
@@ -107,10 +108,13 @@ impl HtmlWriter {
                     CodeBlockKind::Indented => "",
                 };
                 self.out.push_str("<div class=\"code\"><div class=\"code__bar\"><span class=\"code__lang\">");
-                self.text(if language.is_empty() { "text" } else { language });
-                self.out.push_str(
-                    "</span><button type=\"button\" class=\"code__copy\" data-copy aria-label=\"Copy code\">Copy</button></div><pre><code",
-                );
+                self.text(if language.is_empty() { t(Key::CodePlainText) } else { language });
+                // The page's language: a block drawn before a switch keeps the words it was drawn with.
+                self.out.push_str("</span><button type=\"button\" class=\"code__copy\" data-copy aria-label=\"");
+                self.text(t(Key::CopyCode));
+                self.out.push_str("\">");
+                self.text(t(Key::Copy));
+                self.out.push_str("</button></div><pre><code");
                 if !language.is_empty() {
                     self.out.push_str(" class=\"language-");
                     self.text(language);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::header::{
-    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY, X_CONTENT_TYPE_OPTIONS,
 };
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -124,6 +124,10 @@ fn page_handler(
                 tracing::error!("the page's script, WASM or stylesheet is missing from {}", state.assets.describe());
             }
             set_page_policy(&options);
+            // The page is in the language these headers pick: a cache must keep one copy per language.
+            if let Some(response) = use_context::<ResponseOptions>() {
+                response.insert_header(VARY, HeaderValue::from_static("Accept-Language, Cookie"));
+            }
             shell(options, page_assets)
         },
     )
@@ -560,6 +564,13 @@ async fn static_file(State(state): State<AppState>, request: Request) -> Respons
         let mut response = ApiError::MethodNotAllowed("only GET and HEAD are served here".into()).into_response();
         response.headers_mut().insert(axum::http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return response;
+    }
+    let (texts, texts_path) = crate::i18n::zh_cn_wire();
+    if request.uri().path() == texts_path {
+        // Named by its hash: a new table is a new path, so this one can be kept for good.
+        let headers =
+            [(CONTENT_TYPE, "text/plain; charset=utf-8"), (CACHE_CONTROL, "public, max-age=31536000, immutable")];
+        return (headers, texts.clone()).into_response();
     }
     match state.assets.respond(request.uri().path(), request.headers()) {
         Some(response) => response,

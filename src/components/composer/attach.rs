@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 
+use crate::i18n::{Key, fill, tr};
 use crate::protocol::{AttachmentLimits, AttachmentRef, FilePart, byte_size};
 
 /// A file the browser hands over: the DOM's `File` in the browser; the server renders no picked files.
@@ -78,7 +79,8 @@ impl Attachments {
             .map(|(name, size)| {
                 let (count, total) =
                     self.list.with_untracked(|list| (list.len(), list.iter().map(|pending| pending.size).sum::<u64>()));
-                let why = limits.file_refused(name, *size).or_else(|| limits.message_refused(count + 1, total + size));
+                let why =
+                    file_refused(&limits, name, *size).or_else(|| message_refused(&limits, count + 1, total + size));
                 if let Some(why) = why {
                     refused.push(why);
                     return None;
@@ -178,7 +180,7 @@ pub fn picked(_input: &leptos::web_sys::HtmlInputElement) -> Vec<Picked> {
 #[component]
 pub fn AttachmentChips(attachments: Attachments) -> impl IntoView {
     view! {
-        <ul class="composer__attachments" aria-label="Attachments" data-testid="attachments"
+        <ul class="composer__attachments" aria-label=tr(Key::Attachments) data-testid="attachments"
             hidden=move || attachments.is_empty()>
             <For each=move || attachments.list.get() key=|pending| (pending.key, pending.uploaded.is_some()) let:pending>
                 <AttachmentChip pending attachments/>
@@ -196,9 +198,9 @@ fn AttachmentChip(pending: Pending, attachments: Attachments) -> impl IntoView {
     // The chip is keyed by whether its upload is done, so it is drawn anew, thumbnail and all, once it is.
     let size = match uploaded_already {
         true => byte_size(size),
-        false => format!("{} · uploading…", byte_size(size)),
+        false => fill(Key::Uploading, &[("size", &byte_size(size))]),
     };
-    let label = format!("Remove {name}");
+    let label = fill(Key::RemoveNamed, &[("name", &name)]);
     view! {
         <li class="chip" data-testid="attachment-chip" data-uploading=(!uploaded_already).then_some("true")>
             {thumbnail}
@@ -209,6 +211,29 @@ fn AttachmentChip(pending: Pending, attachments: Attachments) -> impl IntoView {
             </button>
         </li>
     }
+}
+
+/// Why a file cannot be attached, in the page's language: the rule of `AttachmentLimits::file_refused`, whose
+/// English words are the server's.
+fn file_refused(limits: &AttachmentLimits, name: &str, size: u64) -> Option<String> {
+    match size {
+        0 => Some(fill(Key::FileEmpty, &[("name", name)])),
+        size if size > limits.per_file => Some(fill(
+            Key::FileTooBig,
+            &[("name", name), ("size", &byte_size(size)), ("most", &byte_size(limits.per_file))],
+        )),
+        _ => None,
+    }
+}
+
+/// Why a message cannot carry these files, in the page's language (`AttachmentLimits::message_refused`).
+fn message_refused(limits: &AttachmentLimits, count: usize, total: u64) -> Option<String> {
+    if count > limits.files_per_message as usize {
+        let most = limits.files_per_message.to_string();
+        return Some(fill(Key::TooManyFiles, &[("most", &most), ("count", &count.to_string())]));
+    }
+    (total > limits.per_message)
+        .then(|| fill(Key::TooMuchTogether, &[("most", &byte_size(limits.per_message)), ("total", &byte_size(total))]))
 }
 
 #[cfg(test)]

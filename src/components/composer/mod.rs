@@ -22,6 +22,7 @@ use super::client_only::ClientOnly;
 use super::picker::Picker;
 use super::usage::ContextMeter;
 use crate::draft::{self, ExportFormat, Mention, Offered, command_being_typed, mention_being_typed};
+use crate::i18n::{Key, t, tr};
 use crate::protocol::{
     AgentCommand, AgentMode, AgentOption, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse,
     FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
@@ -276,9 +277,7 @@ pub fn Composer(
             }
             let files = attachments.refs();
             if !files.is_empty() && busy.get_untracked() {
-                note.set(Some(
-                    "Attachments start a run of their own: send them once this run has ended, or stop it".into(),
-                ));
+                note.set(Some(t(Key::AttachmentsWaitForRun).into()));
                 return false;
             }
             on_send.run(Outgoing { attachments: files, ..outgoing(text, mode.get_untracked(), behavior) });
@@ -435,8 +434,8 @@ pub fn Composer(
             on:drop=on_drop>
             {ClientOnly(view! {
             <Show when=move || decision.with(Option::is_some)>
-                <div class="plan-decision" role="group" aria-label="The plan waits for your decision" data-testid="plan-decision">
-                    <p class="plan-decision__title">"Plan ready"</p>
+                <div class="plan-decision" role="group" aria-label=tr(Key::PlanWaits) data-testid="plan-decision">
+                    <p class="plan-decision__title">{tr(Key::PlanReady)}</p>
                     <ol class="plan-decision__steps">
                         {move || {
                             decision
@@ -448,15 +447,15 @@ pub fn Composer(
                     </ol>
                     <div class="plan-decision__actions">
                         <button class="button button--primary" type="button" on:click=move |_| decide(PlanAction::Execute)>
-                            "Execute"
+                            {tr(Key::Execute)}
                         </button>
                         <button
                             class="button"
                             type="button"
-                            title="Revise the plan; the text in the message box says what to change"
+                            title=tr(Key::RefineHint)
                             on:click=move |_| decide(PlanAction::Refine)
                         >
-                            "Refine"
+                            {tr(Key::Refine)}
                         </button>
                     </div>
                 </div>
@@ -472,8 +471,8 @@ pub fn Composer(
                 id=LIST_ID
                 role="listbox"
                 aria-label=move || match suggestions.get() {
-                    Suggestions::Files { .. } => "Files",
-                    Suggestions::Commands(_) | Suggestions::Closed => "Commands",
+                    Suggestions::Files { .. } => t(Key::Files),
+                    Suggestions::Commands(_) | Suggestions::Closed => t(Key::Commands),
                 }
                 data-testid="composer-suggestions"
                 hidden=move || !open()
@@ -486,8 +485,8 @@ pub fn Composer(
                     class="composer__input"
                     name="message"
                     rows="2"
-                    placeholder="Ask the agent… Enter sends, Shift+Enter a new line, / commands, @ files"
-                    aria-label="Message"
+                    placeholder=tr(Key::ComposerPlaceholder)
+                    aria-label=tr(Key::Message)
                     role="combobox"
                     aria-autocomplete="list"
                     aria-controls=LIST_ID
@@ -513,37 +512,37 @@ pub fn Composer(
                     <input type="file" multiple class="composer__file-input" node_ref=file_input tabindex="-1"
                         aria-hidden="true" data-testid="attach-input" on:change=on_picked/>
                     <button class="button composer__attach" type="button"
-                        title="Attach images (PNG, JPEG, GIF, WebP) or text files; you can also drop or paste them"
-                        aria-label="Attach files" data-testid="attach-button" disabled=move || disabled.get()
+                        title=tr(Key::AttachHint)
+                        aria-label=tr(Key::AttachFiles) data-testid="attach-button" disabled=move || disabled.get()
                         on:click=move |_| {
                             if let Some(input) = file_input.get_untracked() {
                                 input.click();
                             }
                         }>
-                        "Attach"
+                        {tr(Key::Attach)}
                     </button>
                     <ContextMeter context/>
                     {ClientOnly(view! {
                         <ModelPicker models model on_model/>
                         <AgentOptionPickers options=agent_options on_option/>
                     })}
-                    <div class="mode-switch" role="radiogroup" aria-label="Mode">
-                        <ModeOption mode value=AgentMode::Agent label="Agent" hint="The agent works on the task"/>
-                        <ModeOption mode value=AgentMode::Plan label="Plan" hint="The agent only plans; you decide"/>
+                    <div class="mode-switch" role="radiogroup" aria-label=tr(Key::Mode)>
+                        <ModeOption mode value=AgentMode::Agent name="Agent" label=Key::ModeAgent hint=Key::ModeAgentHint/>
+                        <ModeOption mode value=AgentMode::Plan name="Plan" label=Key::ModePlan hint=Key::ModePlanHint/>
                     </div>
                     {ClientOnly(view! {
                     <Show when=move || busy.get()>
-                        <button class="button button--stop" type="button" title="Stop the run (Esc)" on:click=move |_| on_stop.run(())>
-                            "Stop"
+                        <button class="button button--stop" type="button" title=tr(Key::StopHint) on:click=move |_| on_stop.run(())>
+                            {tr(Key::Stop)}
                         </button>
                         <button
                             class="button"
                             type="button"
-                            title="Deliver when the agent would otherwise stop (Alt+Enter)"
+                            title=tr(Key::FollowUpHint)
                             disabled=move || disabled.get() || empty()
                             on:click=move |_| send(StreamingBehavior::FollowUp)
                         >
-                            "Follow-up"
+                            {tr(Key::FollowUp)}
                         </button>
                     </Show>
                     })}
@@ -551,13 +550,13 @@ pub fn Composer(
                         class="button button--primary"
                         type="submit"
                         title=move || match (attachments.is_uploading(), busy.get()) {
-                            (true, _) => "Waiting for the attachments to upload",
-                            (false, true) => "Deliver after the current tool calls (Enter)",
-                            (false, false) => "Send (Enter)",
+                            (true, _) => t(Key::WaitingForUploads),
+                            (false, true) => t(Key::SteerHint),
+                            (false, false) => t(Key::SendHint),
                         }
                         disabled=move || disabled.get() || empty() || attachments.is_uploading()
                     >
-                        {move || if busy.get() { "Steer" } else { "Send" }}
+                        {move || if busy.get() { t(Key::Steer) } else { t(Key::Send) }}
                     </button>
                 </div>
             </div>
@@ -591,8 +590,8 @@ fn ModelPicker(
                 on_pick=on_model
                 what="model"
                 testid="model-picker"
-                label="Model"
-                title="The model that answers your next message"
+                label=Signal::derive(|| t(Key::Model).to_owned())
+                title=Signal::derive(|| t(Key::ModelHint).to_owned())
             />
         </Show>
     }
@@ -635,21 +634,23 @@ fn ModeOption(
     mode: RwSignal<AgentMode>,
     /// The mode this option selects.
     value: AgentMode,
+    /// The radio's value, the same in every language.
+    name: &'static str,
     /// Visible name.
-    label: &'static str,
+    label: Key,
     /// What the mode does, as a tooltip.
-    hint: &'static str,
+    hint: Key,
 ) -> impl IntoView {
     view! {
-        <label class="mode-switch__option" title=hint>
+        <label class="mode-switch__option" title=tr(hint)>
             <input
                 type="radio"
                 name="mode"
-                value=label
+                value=name
                 prop:checked=move || mode.get() == value
                 on:change=move |_| mode.set(value)
             />
-            <span>{label}</span>
+            <span>{tr(label)}</span>
         </label>
     }
 }

@@ -13,6 +13,7 @@ use crate::draft::{
     self, Draft, Offered, SlashCommand, command_being_typed, command_names, commands_starting, complete_command,
     complete_mention, mention_being_typed,
 };
+use crate::i18n::{Key, fill, t};
 use crate::protocol::{AgentCommand, AgentMode, ChatCommand, StreamingBehavior};
 
 /// What the list offers for the draft, the caret (a byte offset), the word whose list Esc closed, the last answer to
@@ -109,8 +110,8 @@ fn items(composing: Composing) -> RowView {
                 let body = match command {
                     Offered::Own(command) => Either::Left(view! {
                         <span class="composer__suggestion-name">{name}</span>
-                        <span class="composer__suggestion-args">{command.args}</span>
-                        <span class="composer__suggestion-about">{command.about}</span>
+                        <span class="composer__suggestion-args">{command.args_hint()}</span>
+                        <span class="composer__suggestion-about">{t(command.about)}</span>
                     }),
                     // Marked as the agent's: it runs there, not in chatwire.
                     Offered::Agent(command) => Either::Right(view! {
@@ -118,7 +119,7 @@ fn items(composing: Composing) -> RowView {
                         <span class="composer__suggestion-args">{command.hint}</span>
                         <span class="composer__suggestion-about">{command.description}</span>
                         <span class="composer__suggestion-agent" data-testid="agent-command">
-                            {composing.agent.get_untracked().unwrap_or_else(|| "agent".to_owned())}
+                            {composing.agent.get_untracked().unwrap_or_else(|| t(Key::TheAgent).to_owned())}
                         </span>
                     }),
                 };
@@ -186,7 +187,10 @@ fn run(commands: Commands, text: &str, behavior: StreamingBehavior) -> Option<bo
         Draft::Text => None,
         Draft::Command(command) => Some(run_command(commands, command, behavior)),
         Draft::Unknown(name) => {
-            commands.note.set(Some(format!("Unknown command /{name}. The commands are: {}.", command_names())));
+            commands.note.set(Some(fill(
+                Key::UnknownCommand,
+                &[("command", &format!("/{name}")), ("commands", &command_names())],
+            )));
             Some(false)
         }
         Draft::Invalid(message) => {
@@ -207,7 +211,7 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
         SlashCommand::Plan(text) => {
             c.mode.set(AgentMode::Plan);
             if text.is_empty() {
-                c.note.set(Some("Plan mode: the agent investigates and writes a plan; you decide.".into()));
+                c.note.set(Some(t(Key::PlanModeNote).into()));
             } else {
                 c.on_send.run(outgoing(text, AgentMode::Plan, behavior));
             }
@@ -215,7 +219,7 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
         SlashCommand::Agent(text) => {
             c.mode.set(AgentMode::Agent);
             if text.is_empty() {
-                c.note.set(Some("Agent mode: the agent works on the task.".into()));
+                c.note.set(Some(t(Key::AgentModeNote).into()));
             } else {
                 c.on_send.run(outgoing(text, AgentMode::Agent, behavior));
             }
@@ -225,23 +229,23 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
             let names = known.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
             if name.is_empty() {
                 let current = c.model.get_untracked().unwrap_or_default();
-                c.note.set(Some(format!("Models: {names}. In use: {current}. Pick one with /model <name>.")));
+                c.note.set(Some(fill(Key::ModelsNote, &[("names", &names), ("current", &current)])));
                 return true;
             }
             match known.iter().find(|m| m.name.eq_ignore_ascii_case(&name)) {
                 Some(found) => {
                     c.on_model.run(found.name.clone());
-                    c.note.set(Some(format!("The next messages use {}.", found.name)));
+                    c.note.set(Some(fill(Key::ModelPicked, &[("name", &found.name)])));
                 }
                 None => {
-                    c.note.set(Some(format!("There is no model {name:?}. The models are: {names}.")));
+                    c.note.set(Some(fill(Key::NoSuchModel, &[("name", &format!("{name:?}")), ("names", &names)])));
                     return false;
                 }
             }
         }
         SlashCommand::Compact(text) => {
             if c.busy.get_untracked() {
-                c.note.set(Some("A run is going: wait for it to end (or /stop it), then /compact.".into()));
+                c.note.set(Some(t(Key::CompactWhileRunning).into()));
                 return false;
             }
             if c.disabled.get_untracked() {
@@ -257,7 +261,7 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
             if c.busy.get_untracked() {
                 c.on_stop.run(());
             } else {
-                c.note.set(Some("Nothing is running.".into()));
+                c.note.set(Some(t(Key::NothingRunning).into()));
             }
         }
         SlashCommand::Help => {
@@ -265,7 +269,7 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
                 .iter()
                 .map(|info| {
                     let gap = if info.takes_args() { " " } else { "" };
-                    format!("/{}{gap}{} — {}", info.name, info.args, info.about)
+                    format!("/{}{gap}{} — {}", info.name, info.args_hint(), t(info.about))
                 })
                 .collect();
             for offered in commands_starting("", &c.agent_commands.get_untracked()) {
@@ -273,7 +277,10 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
                     Offered::Own(_) => {}
                     Offered::Agent(command) => {
                         let hint = command.hint.map(|hint| format!(" {hint}")).unwrap_or_default();
-                        lines.push(format!("/{}{hint} — {} (the agent's)", command.name, command.description));
+                        lines.push(fill(
+                            Key::AgentsCommand,
+                            &[("command", &format!("/{}{hint}", command.name)), ("about", &command.description)],
+                        ));
                     }
                 }
             }

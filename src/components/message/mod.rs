@@ -19,6 +19,7 @@ use super::tool::ToolRow;
 use super::tool::{MessageParts, top_level};
 use super::usage::UsageLine;
 use crate::highlight::{CodeCaches, has_code_block};
+use crate::i18n::{Key, fill, tr};
 use crate::protocol::{ErrorPart, FilePart, Role, byte_size};
 
 /// What a message's Edit, Regenerate and version arrows do; the page provides it.
@@ -117,8 +118,8 @@ fn MessageView(row: MessageRow) -> impl IntoView {
                     .filter(|_| row.role == Role::User)
                     .map(|actions| view! { <RestoreButton id=row.id.clone() actions/> })}
                 {actions.map(|actions| view! { <ForkButton id=row.id.clone() role=row.role actions/> })}
-                <button type="button" class="message__copy" data-copy-message aria-label="Copy message as Markdown">
-                    "Copy"
+                <button type="button" class="message__copy" data-copy-message aria-label=tr(Key::CopyMessage)>
+                    {tr(Key::Copy)}
                 </button>
             </div>
         </article>
@@ -161,7 +162,7 @@ fn BranchArrows(place: ArcRwSignal<Option<BranchPlace>>, actions: MessageActions
                 <button
                     type="button"
                     class="message__version"
-                    aria-label="Previous version"
+                    aria-label=tr(Key::PreviousVersion)
                     disabled=move || previous || actions.busy.get()
                     on:click=go(place.previous.clone())
                 >
@@ -171,7 +172,7 @@ fn BranchArrows(place: ArcRwSignal<Option<BranchPlace>>, actions: MessageActions
                 <button
                     type="button"
                     class="message__version"
-                    aria-label="Next version"
+                    aria-label=tr(Key::NextVersion)
                     disabled=move || next || actions.busy.get()
                     on:click=go(place.next.clone())
                 >
@@ -193,7 +194,7 @@ fn RerunButton(id: String, role: Role, actions: MessageActions) -> impl IntoView
             let start = move |_| actions.editing.set(Some(id.clone()));
             view! {
                 <button type="button" class="message__edit" title=reason disabled=disabled on:click=start>
-                    "Edit"
+                    {tr(Key::Edit)}
                 </button>
             }
             .into_row_view()
@@ -228,7 +229,7 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
         move || asking.get(),
         move || {
             view! {
-            <span class="message__confirm" role="group" aria-label="Regenerate">
+            <span class="message__confirm" role="group" aria-label=tr(Key::Regenerate)>
                 <button
                     type="button"
                     class="button button--small button--primary"
@@ -238,7 +239,7 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
                         move |_| regenerate(false)
                     }
                 >
-                    "Regenerate"
+                    {tr(Key::Regenerate)}
                 </button>
                 <button
                     type="button"
@@ -249,10 +250,10 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
                         move |_| regenerate(true)
                     }
                 >
-                    "Restore files first"
+                    {tr(Key::RestoreFilesFirst)}
                 </button>
                 <button type="button" class="button button--small" on:click=move |_| asking.set(false)>
-                    "Cancel"
+                    {tr(Key::Cancel)}
                 </button>
             </span>
             }
@@ -266,7 +267,7 @@ fn RegenerateButton(id: String, actions: MessageActions) -> impl IntoView {
                     disabled=disabled
                     on:click=move |_| asking.set(true)
                 >
-                    "Regenerate"
+                    {tr(Key::Regenerate)}
                 </button>
             }
         },
@@ -294,8 +295,8 @@ fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
         move || asking.get(),
         move || {
             view! {
-            <span class="message__confirm" role="group" aria-label="Confirm restore">
-                <span class="message__confirm-text">{RESTORE_QUESTION}</span>
+            <span class="message__confirm" role="group" aria-label=tr(Key::ConfirmRestore)>
+                <span class="message__confirm-text">{tr(Key::RestoreQuestion)}</span>
                 <button
                     type="button"
                     class="button button--small button--danger"
@@ -303,10 +304,10 @@ fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
                     disabled=move || actions.busy.get()
                     on:click=restore.clone()
                 >
-                    "Restore"
+                    {tr(Key::Restore)}
                 </button>
                 <button type="button" class="button button--small" on:click=move |_| asking.set(false)>
-                    "Cancel"
+                    {tr(Key::Cancel)}
                 </button>
             </span>
             }
@@ -316,11 +317,11 @@ fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
                 <button
                     type="button"
                     class="message__restore"
-                    title="Put the workspace's files back as they were before this message"
+                    title=tr(Key::RestoreFilesHint)
                     disabled=move || actions.busy.get()
                     on:click=move |_| asking.set(true)
                 >
-                    "Restore files"
+                    {tr(Key::RestoreFiles)}
                 </button>
             }
         },
@@ -332,25 +333,22 @@ fn RestoreButton(id: String, actions: MessageActions) -> impl IntoView {
 #[component]
 fn ForkButton(id: String, role: Role, actions: MessageActions) -> impl IntoView {
     let title = match role {
-        Role::User => "Fork to a new session: the conversation before this message, which waits in the message box",
-        Role::Assistant => "Fork to a new session: the conversation up to this answer",
+        Role::User => Key::ForkUserHint,
+        Role::Assistant => Key::ForkAnswerHint,
     };
     view! {
         <button
             type="button"
             class="message__fork"
-            title=title
-            aria-label="Fork to new session"
+            title=tr(title)
+            aria-label=tr(Key::ForkLabel)
             disabled=move || actions.busy.get()
             on:click=move |_| actions.fork.run(id.clone())
         >
-            "Fork"
+            {tr(Key::Fork)}
         </button>
     }
 }
-
-const RESTORE_QUESTION: &str = "Put the files back as they were before this message? What the runs since changed \
-is undone; files no run touched, ignored files and files over the size limit stay as they are.";
 
 /// A user message's text in place, to change and run again; Esc or Cancel leaves it as it was.
 #[component]
@@ -394,7 +392,7 @@ fn MessageEditor(id: String, text: String, actions: MessageActions) -> impl Into
         >
             <textarea
                 class="message__edit-text"
-                aria-label="Edit message"
+                aria-label=tr(Key::EditMessage)
                 node_ref=editor
                 rows=3
                 prop:value=move || draft.get()
@@ -408,17 +406,17 @@ fn MessageEditor(id: String, text: String, actions: MessageActions) -> impl Into
                         prop:checked=move || restore_first.get()
                         on:change=move |event| restore_first.set(event_target_checked(&event))
                     />
-                    "Put the files back as they were before this message first"
+                    {tr(Key::RestoreBeforeFirst)}
                 </label>
                 <button type="button" class="button" on:click=move |_| cancel()>
-                    "Cancel"
+                    {tr(Key::Cancel)}
                 </button>
                 <button
                     type="submit"
                     class="button button--primary"
                     disabled=move || draft.with(|text| text.trim().is_empty()) || actions.busy.get()
                 >
-                    "Save and run"
+                    {tr(Key::SaveAndRun)}
                 </button>
             </div>
         </form>
@@ -438,7 +436,7 @@ fn PartView(part: PartRow) -> impl IntoView {
         PartSignals::Text(markdown) => view! { <MarkdownView markdown/> }.into_row_view(),
         PartSignals::Thinking { text, open } => view! {
             <details class="part part--thinking" prop:open=move || open.get()>
-                <summary>"Thinking"</summary>
+                <summary>{tr(Key::Thinking)}</summary>
                 <p class="thinking__text">{move || text.get()}</p>
             </details>
         }
@@ -467,7 +465,7 @@ fn AttachedFileView(file: FilePart) -> impl IntoView {
     }
     let dialog = NodeRef::<leptos::html::Dialog>::new();
     let name = file.name.clone();
-    let (title, label) = (format!("{name} · {size}"), format!("Enlarge {name}"));
+    let (title, label) = (format!("{name} · {size}"), fill(Key::EnlargeNamed, &[("name", &name)]));
     let (thumb_alt, dialog_label) = (name.clone(), name.clone());
     view! {
         <span class="attachment attachment--image">
@@ -496,7 +494,7 @@ fn AttachedFileView(file: FilePart) -> impl IntoView {
                             dialog.close();
                         }
                     }>
-                    "Close"
+                    {tr(Key::Close)}
                 </button>
             </dialog>
         </span>

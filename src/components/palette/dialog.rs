@@ -9,6 +9,7 @@ use leptos::prelude::*;
 use super::DialogProps;
 use super::entries::{PaletteSource, Ranked, entries, rank, segments};
 use crate::components::client_only::{IntoRowView, RowView};
+use crate::i18n::{Key, tr};
 
 const LIST_ID: &str = "palette-list";
 
@@ -103,19 +104,19 @@ pub fn build_dialog(props: DialogProps) -> RowView {
     };
     view! {
         <div class="palette" data-testid="palette" on:mousedown=on_backdrop>
-            <div class="palette__dialog" role="dialog" aria-modal="true" aria-label="Quick switcher">
+            <div class="palette__dialog" role="dialog" aria-modal="true" aria-label=tr(Key::QuickSwitcher)>
                 <input
                     class="palette__input"
                     type="text"
                     role="combobox"
-                    aria-label="Go to a session or run an action"
+                    aria-label=tr(Key::PaletteLabel)
                     aria-expanded="true"
                     aria-controls=LIST_ID
                     aria-autocomplete="list"
                     aria-activedescendant=move || (count() > 0).then(|| option_id(active.get()))
                     autocomplete="off"
                     spellcheck="false"
-                    placeholder="Go to a session or run an action…"
+                    placeholder=tr(Key::PalettePlaceholder)
                     node_ref=input
                     prop:value=move || query.get()
                     on:input=move |event| {
@@ -124,7 +125,7 @@ pub fn build_dialog(props: DialogProps) -> RowView {
                     }
                     on:keydown=on_keydown
                 />
-                <ul class="palette__list" id=LIST_ID role="listbox" aria-label="Sessions and actions" node_ref=list>
+                <ul class="palette__list" id=LIST_ID role="listbox" aria-label=tr(Key::SessionsAndActions) node_ref=list>
                     {move || {
                         ranked
                             .get()
@@ -135,9 +136,9 @@ pub fn build_dialog(props: DialogProps) -> RowView {
                     }}
                 </ul>
                 <Show when=move || count() == 0>
-                    <p class="palette__empty">"Nothing matches."</p>
+                    <p class="palette__empty">{tr(Key::NothingMatches)}</p>
                 </Show>
-                <p class="palette__hint" aria-hidden="true">"↑ ↓ to move · Enter to open · Esc to close"</p>
+                <p class="palette__hint" aria-hidden="true">{tr(Key::PaletteHint)}</p>
             </div>
         </div>
     }

@@ -3,6 +3,7 @@
 
 use crate::components::sidebar::status_label;
 use crate::fuzzy::fuzzy_match;
+use crate::i18n::{Key, fill, t};
 use crate::protocol::{AgentMode, ModelInfo, SessionSummary};
 
 /// At most this many entries are shown; a query narrows dozens of sessions down.
@@ -71,8 +72,8 @@ impl EntryKind {
 
     pub fn label(self) -> &'static str {
         match self {
-            EntryKind::Session => "Session",
-            EntryKind::Action => "Action",
+            EntryKind::Session => t(Key::KindSession),
+            EntryKind::Action => t(Key::KindAction),
         }
     }
 }
@@ -119,10 +120,10 @@ pub fn entries(source: &PaletteSource<'_>) -> Vec<PaletteEntry> {
         .into_iter()
         .map(|session| PaletteEntry {
             choice: PaletteChoice::Open(session.session_id.clone()),
-            label: if session.title.is_empty() { "New chat".to_owned() } else { session.title.clone() },
+            label: if session.title.is_empty() { t(Key::NewChat).to_owned() } else { session.title.clone() },
             kind: EntryKind::Session,
             detail: if is_current(session) {
-                Some("current".to_owned())
+                Some(t(Key::Current).to_owned())
             } else {
                 Some(status_label(session.status)).filter(|label| !label.is_empty()).map(str::to_owned)
             },
@@ -130,33 +131,37 @@ pub fn entries(source: &PaletteSource<'_>) -> Vec<PaletteEntry> {
         .collect();
     let action =
         |choice, label: String, detail: Option<String>| PaletteEntry { choice, label, kind: EntryKind::Action, detail };
-    entries.push(action(PaletteChoice::NewChat, "New chat".to_owned(), None));
+    entries.push(action(PaletteChoice::NewChat, t(Key::NewChat).to_owned(), None));
     let other_mode = match source.mode {
         AgentMode::Agent => AgentMode::Plan,
         AgentMode::Plan => AgentMode::Agent,
     };
     let mode_label = match other_mode {
-        AgentMode::Agent => "Switch to Agent mode",
-        AgentMode::Plan => "Switch to Plan mode",
+        AgentMode::Agent => t(Key::SwitchToAgentMode),
+        AgentMode::Plan => t(Key::SwitchToPlanMode),
     };
     entries.push(action(PaletteChoice::Mode(other_mode), mode_label.to_owned(), None));
     // With one model there is nothing to pick, as in the composer.
     if source.models.len() > 1 {
         for model in source.models {
             let detail = if source.model == Some(model.name.as_str()) {
-                "current".to_owned()
+                t(Key::Current).to_owned()
             } else {
                 format!("{} · {}", model.provider, model.model)
             };
             entries.push(action(
                 PaletteChoice::Model(model.name.clone()),
-                format!("Use model {}", model.name),
+                fill(Key::UseModel, &[("name", &model.name)]),
                 Some(detail),
             ));
         }
     }
     let theme = source.theme.other();
-    entries.push(action(PaletteChoice::Theme(theme), format!("Switch to {} theme", theme.as_str()), None));
+    let theme_label = match theme {
+        Theme::Light => t(Key::SwitchToLight),
+        Theme::Dark => t(Key::SwitchToDark),
+    };
+    entries.push(action(PaletteChoice::Theme(theme), theme_label.to_owned(), None));
     entries
 }
 

@@ -17,6 +17,7 @@ use leptos::web_sys::HtmlElement;
 
 pub use self::entries::{PaletteChoice, Theme};
 use crate::components::client_only::RowView;
+use crate::i18n::{Key, tr};
 use crate::protocol::{AgentMode, ModelInfo, SessionSummary};
 
 /// Whether the switcher is open, and where the focus was when it opened. Made by the page, which hands it to the
@@ -157,13 +158,13 @@ pub fn SwitcherButton(
         <button
             class="button button--ghost switcher-button"
             type="button"
-            title="Go to a session or run an action (Ctrl+K)"
+            title=tr(Key::SwitcherHint)
             aria-keyshortcuts="Control+K Meta+K"
             data-testid="switcher-button"
             on:click=move |_| switcher.open()
             on:pointerenter=move |_| prefetch_dialog()
         >
-            "Switch…"
+            {tr(Key::Switch)}
             <kbd class="switcher-button__keys">"Ctrl K"</kbd>
         </button>
     }

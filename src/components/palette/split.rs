@@ -8,6 +8,7 @@ use wasm_split_helpers::{SplitLoaderError, wasm_split};
 use super::DialogProps;
 use crate::components::client_only::{IntoRowView, RowView};
 use crate::components::lazy_chunk::LazyChunk;
+use crate::i18n::{Key, tr};
 
 type BuildDialog = fn(DialogProps) -> RowView;
 
@@ -49,7 +50,7 @@ fn loading(props: DialogProps) -> RowView {
                 class="palette__dialog"
                 role="dialog"
                 aria-modal="true"
-                aria-label="Quick switcher"
+                aria-label=tr(Key::QuickSwitcher)
                 aria-busy="true"
                 tabindex="-1"
                 node_ref=frame
@@ -59,7 +60,7 @@ fn loading(props: DialogProps) -> RowView {
                     }
                 }
             >
-                <p class="palette__empty">"Loading…"</p>
+                <p class="palette__empty">{tr(Key::Loading)}</p>
             </div>
         </div>
     }

@@ -6,12 +6,13 @@ use leptos::prelude::*;
 
 use super::HitsProps;
 use crate::components::client_only::{IntoRowView, RowView};
+use crate::i18n::{Key, t, tr};
 use crate::protocol::{SearchHit, SnippetPiece};
 
 pub fn build_hits(props: HitsProps) -> RowView {
     let HitsProps { hits, on_open } = props;
     view! {
-        <ul class="search__hits" data-testid="search-hits" aria-label="Search results">
+        <ul class="search__hits" data-testid="search-hits" aria-label=tr(Key::SearchResults)>
             <For
                 each=move || hits.get().unwrap_or_default().into_iter().enumerate()
                 key=|(index, hit)| (*index, hit.session_id.clone(), hit.seq)
@@ -20,7 +21,7 @@ pub fn build_hits(props: HitsProps) -> RowView {
                 <Hit hit=entry.1 on_open/>
             </For>
             <Show when=move || hits.with(|hits| hits.as_ref().is_some_and(Vec::is_empty))>
-                <li class="search__none">"No matches."</li>
+                <li class="search__none">{tr(Key::NoMatches)}</li>
             </Show>
         </ul>
     }
@@ -34,7 +35,7 @@ fn Hit(
     /// Opens it.
     on_open: Callback<SearchHit>,
 ) -> impl IntoView {
-    let title = if hit.title.is_empty() { "New chat".to_owned() } else { hit.title.clone() };
+    let title = if hit.title.is_empty() { t(Key::NewChat).to_owned() } else { hit.title.clone() };
     let snippet = hit.snippet.clone();
     let shown = StoredValue::new(hit);
     view! {

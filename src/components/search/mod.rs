@@ -12,6 +12,7 @@ use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
 use crate::components::client_only::RowView;
+use crate::i18n::{Key, tr};
 use crate::protocol::SearchHit;
 
 /// How long typing must pause before the query is sent: one request per word typed, not one per key.
@@ -54,8 +55,8 @@ pub fn SessionSearch(
             <input
                 class="search__field"
                 type="search"
-                placeholder="Search messages"
-                aria-label="Search sessions and messages (Esc clears)"
+                placeholder=tr(Key::SearchPlaceholder)
+                aria-label=tr(Key::SearchLabel)
                 data-testid="search"
                 prop:value=move || text.get()
                 on:input=move |event| {

@@ -8,6 +8,7 @@ use wasm_split_helpers::{SplitLoaderError, wasm_split};
 use super::HitsProps;
 use crate::components::client_only::{IntoRowView, RowView};
 use crate::components::lazy_chunk::LazyChunk;
+use crate::i18n::{Key, tr};
 
 type BuildHits = fn(HitsProps) -> RowView;
 
@@ -38,8 +39,8 @@ pub(super) fn hits(props: HitsProps) -> RowView {
 /// The list's place while the chunk comes.
 fn loading() -> RowView {
     view! {
-        <ul class="search__hits" data-testid="search-hits" aria-label="Search results" aria-busy="true">
-            <li class="search__none">"Loading…"</li>
+        <ul class="search__hits" data-testid="search-hits" aria-label=tr(Key::SearchResults) aria-busy="true">
+            <li class="search__none">{tr(Key::Loading)}</li>
         </ul>
     }
     .into_row_view()

@@ -11,6 +11,7 @@ use super::ToolRowContext;
 use super::diff::{self, DiffLine};
 use super::files::DiffView;
 use super::lines::NumberedLines;
+use crate::i18n::{Key, fill, t, tr};
 use crate::protocol::{ApprovalKind, ChatToolPart, ToolKind, ToolState};
 
 /// An approval card's decision, as it hands it to the page.
@@ -101,17 +102,13 @@ pub fn ApprovalCard(
     let sending = RwSignal::new(false);
     let proposal = Proposal::of(&tool);
     let verb = match &proposal {
-        Proposal::Command(_) => "run this command",
-        Proposal::Code(_) => "run this Python code",
-        Proposal::Edit { .. } => "make this edit",
-        Proposal::Write { .. } => "write this file",
-        Proposal::Arguments(_) => "make this call",
+        Proposal::Command(_) => Key::VerbCommand,
+        Proposal::Code(_) => Key::VerbCode,
+        Proposal::Edit { .. } => Key::VerbEdit,
+        Proposal::Write { .. } => Key::VerbWrite,
+        Proposal::Arguments(_) => Key::VerbCall,
     };
-    let heading = if waiting {
-        format!("The agent wants to {verb}.")
-    } else {
-        format!("Denied: the agent was not allowed to {verb}, and nothing was run.")
-    };
+    let heading = move || fill(if waiting { Key::AgentWants } else { Key::AgentDenied }, &[("verb", t(verb))]);
     let call_id = tool.tool_call_id.clone();
     let decide = move |approve: bool, option_id: Option<String>| {
         let id = call_id.clone();
@@ -134,7 +131,10 @@ pub fn ApprovalCard(
         <div
             class=class
             role="group"
-            aria-label=format!("{} call awaiting approval", tool.kind())
+            aria-label={
+                let kind = tool.kind().to_string();
+                move || fill(Key::AwaitingApprovalLabel, &[("tool", &kind)])
+            }
             data-tool-call-id=tool.tool_call_id.clone()
         >
             <p class="approval__heading">
@@ -154,7 +154,7 @@ pub fn ApprovalCard(
                                     disabled=move || sending.get()
                                     on:click=decide(true, None)
                                 >
-                                    "Approve"
+                                    {tr(Key::Approve)}
                                 </button>
                                 <button
                                     class="button"
@@ -162,7 +162,7 @@ pub fn ApprovalCard(
                                     disabled=move || sending.get()
                                     on:click=decide(false, None)
                                 >
-                                    "Deny"
+                                    {tr(Key::Deny)}
                                 </button>
                             </div>
                         }

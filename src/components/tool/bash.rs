@@ -7,6 +7,7 @@ use super::ansi::{self, Span};
 use super::input_str;
 use super::lines::format_bytes;
 use crate::components::client_only::IntoRowView;
+use crate::i18n::{Key, fill, t, tr};
 use crate::protocol::{BashOutput, ChatToolPart, GenericOutput};
 
 /// Output longer than this many lines is folded to its first and last lines.
@@ -41,7 +42,7 @@ pub fn IPythonView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     });
     view! {
         <div class="tool-bash tool-ipython">
-            <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">"In: "</span>{move || code.get()}</pre>
+            <pre class="tool-bash__command"><span class="tool-bash__prompt" aria-hidden="true">{tr(Key::CodeIn)}</span>{move || code.get()}</pre>
             {move || output.get().map(|output| view! { <TerminalOutput output/> })}
             <ExitFooter part/>
         </div>
@@ -60,7 +61,7 @@ fn ExitFooter(part: ReadSignal<ChatToolPart>) -> impl IntoView {
                     .get()
                     .map(|code| {
                         let class = if code == 0 { "tool-bash__exit" } else { "tool-bash__exit tool-bash__exit--failed" };
-                        view! { <span class=class>{format!("exit {code}")}</span> }
+                        view! { <span class=class>{fill(Key::ExitCode, &[("code", &code.to_string())])}</span> }
                     })
             }}
             {move || truncation.get().map(|notice| view! { <span class="tool-bash__truncated">{notice}</span> })}
@@ -71,12 +72,12 @@ fn ExitFooter(part: ReadSignal<ChatToolPart>) -> impl IntoView {
 /// "Output truncated: 1.2 MiB in total, full output in /tmp/…"
 fn truncation_notice(part: &ChatToolPart) -> Option<String> {
     let output = part.output_as::<BashOutput>().filter(|o| o.truncated)?;
-    let mut notice = "Output truncated".to_owned();
+    let mut notice = t(Key::OutputTruncated).to_owned();
     if let Some(total) = output.total_bytes {
-        notice.push_str(&format!(": {} in total", format_bytes(total as usize)));
+        notice.push_str(&fill(Key::InTotal, &[("size", &format_bytes(total as usize))]));
     }
     if let Some(path) = output.full_output_path {
-        notice.push_str(&format!("; full output in {path}"));
+        notice.push_str(&fill(Key::FullOutputIn, &[("path", &path)]));
     }
     Some(notice)
 }
@@ -107,7 +108,7 @@ fn TerminalOutput(output: String) -> impl IntoView {
                             type="button"
                             on:click=move |_| expanded.set(true)
                         >
-                            {format!("Show all ({hidden} more lines)")}
+                            {move || fill(Key::ShowAll, &[("n", &hidden.to_string())])}
                         </button>
                         {"\n"}
                         {render_lines(tail.clone())}

@@ -7,6 +7,7 @@ use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use crate::chart::{Chart, Drawing, TraceKind, Viewport, draw};
+use crate::i18n::{Key, t};
 
 /// The chart of a tool output (`output.chart`).
 #[component]
@@ -16,7 +17,7 @@ pub fn ChartView(
 ) -> impl IntoView {
     match Chart::parse(&spec) {
         Ok(chart) => {
-            let label = chart.title.clone().unwrap_or_else(|| "Chart".to_owned());
+            let label = chart.title.clone().unwrap_or_else(|| t(Key::Chart).to_owned());
             view! { <ChartSvg drawing=draw(&chart, Viewport::default()) label/> }.into_row_view()
         }
         Err(error) => {

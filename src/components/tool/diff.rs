@@ -2,6 +2,7 @@
 //! replacement view of an edit whose diff is not known yet. Pure, so it is tested natively.
 
 use crate::highlight::DiffSide;
+use crate::i18n::{Key, t};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LineKind {
@@ -32,8 +33,8 @@ impl LineKind {
     /// What a screen reader says for the sign, which is drawn as `+` or `−` (read out as "plus" or not at all).
     pub fn spoken(self) -> Option<&'static str> {
         match self {
-            LineKind::Added => Some("added"),
-            LineKind::Removed => Some("removed"),
+            LineKind::Added => Some(t(Key::LineAdded)),
+            LineKind::Removed => Some(t(Key::LineRemoved)),
             LineKind::Context | LineKind::File | LineKind::Hunk | LineKind::Note => None,
         }
     }

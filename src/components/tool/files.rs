@@ -11,6 +11,7 @@ use super::input_str;
 use super::lines::{NumberedLines, format_bytes, size_label};
 use crate::components::highlight::highlighter;
 use crate::highlight::DiffSide;
+use crate::i18n::{Key, fill, plural, tr};
 use crate::markdown::escape_html;
 use crate::protocol::{ChatToolPart, EditOutput, ReadOutput, ToolState, WriteOutput};
 
@@ -56,12 +57,12 @@ pub fn ReadView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         let shown = content.with(|c| c.as_ref().map(|(text, notice)| (text.lines().count(), notice.is_some())));
         match shown {
             Some((count, partial)) if count > 0 && (first > 1 || partial || limit.get().is_some()) => {
-                Some(format!("lines {first}–{}", first + count - 1))
+                Some(line_range(first, first + count - 1))
             }
-            Some((count, _)) => Some(format!("{count} {}", if count == 1 { "line" } else { "lines" })),
+            Some((count, _)) => Some(plural(Key::LinesOne, Key::LinesOther, count as u64)),
             None => match limit.get() {
-                Some(limit) => Some(format!("lines {first}–{}", first + limit as usize - 1)),
-                None => (first > 1).then(|| format!("from line {first}")),
+                Some(limit) => Some(line_range(first, first + limit as usize - 1)),
+                None => (first > 1).then(|| fill(Key::FromLine, &[("first", &first.to_string())])),
             },
         }
     });
@@ -76,6 +77,11 @@ pub fn ReadView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
             {move || notice().map(|notice| view! { <p class="tool-file__notice">{notice}</p> })}
         </div>
     }
+}
+
+/// "lines 3–9".
+fn line_range(first: usize, last: usize) -> String {
+    fill(Key::LineRange, &[("first", &first.to_string()), ("last", &last.to_string())])
 }
 
 /// Splits a trailing `\n\n[…]` continuation notice off a read's content.
@@ -97,10 +103,10 @@ pub fn WriteView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let written = Memo::new(move |_| part.with(|part| part.output_as::<WriteOutput>().map(|o| o.bytes)));
     let detail = Signal::derive(move || {
         if let Some(bytes) = written.get() {
-            return Some(format!("wrote {}", format_bytes(bytes as usize)));
+            return Some(fill(Key::Wrote, &[("size", &format_bytes(bytes as usize))]));
         }
         let label = content.with(|content| size_label(content));
-        Some(if is_streaming.get() { format!("writing… {label}") } else { label })
+        Some(if is_streaming.get() { fill(Key::Writing, &[("what", &label)]) } else { label })
     });
     view! {
         <div class="tool-file">
@@ -137,7 +143,7 @@ pub fn EditView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     });
     let detail = Signal::derive(move || {
         if is_streaming.get() {
-            return Some(format!("writing… {}", new_text.with(|text| size_label(text))));
+            return Some(fill(Key::Writing, &[("what", &new_text.with(|text| size_label(text)))]));
         }
         lines.with(|lines| {
             lines.as_ref().map(|lines| {
@@ -206,7 +212,7 @@ pub fn DiffView(
             .collect_view()
     };
     view! {
-        <div class="tool-diff" role="table" aria-label="Changes">
+        <div class="tool-diff" role="table" aria-label=tr(Key::Changes)>
             {rows}
         </div>
     }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::input_str;
 use super::json_tree::JsonTree;
 use crate::components::client_only::IntoRowView;
+use crate::i18n::{Key, tr};
 use crate::protocol::{ChatToolPart, GenericOutput, WebSearchOutput};
 
 fn input_memo(part: ReadSignal<ChatToolPart>) -> Memo<Option<Value>> {
@@ -70,13 +71,13 @@ pub fn GenericView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     view! {
         {move || input.get().map(|value| view! {
             <div class="tool-generic__section">
-                <p class="tool-generic__label">"Arguments"</p>
+                <p class="tool-generic__label">{tr(Key::Arguments)}</p>
                 <JsonTree value/>
             </div>
         })}
         {move || output.get().map(|output| view! {
             <div class="tool-generic__section">
-                <p class="tool-generic__label">"Result"</p>
+                <p class="tool-generic__label">{tr(Key::ToolResult)}</p>
                 <ResultView output/>
             </div>
         })}
@@ -99,7 +100,7 @@ pub fn WebSearchView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         <div class="tool-generic tool-websearch">
             {move || query.get().map(|query| view! { <p class="tool-search__query"><code>{query}</code></p> })}
             {move || match results.get() {
-                Some(results) if results.is_empty() => view! { <p class="tool-websearch__none">"No results."</p> }.into_row_view(),
+                Some(results) if results.is_empty() => view! { <p class="tool-websearch__none">{tr(Key::NoResults)}</p> }.into_row_view(),
                 Some(results) => view! {
                     <ol class="tool-websearch__results">
                         {results.into_iter().map(|result| view! { <SearchResultItem result/> }).collect_view()}

@@ -6,6 +6,8 @@ use leptos::prelude::*;
 use crate::components::client_only::{IntoRowView, RowView};
 use serde_json::Value;
 
+use crate::i18n::{Key, tr};
+
 /// Levels open from the start; deeper ones start folded.
 const OPEN_LEVELS: usize = 2;
 /// Strings longer than this are cut, with "show all" on the leaf.
@@ -75,7 +77,7 @@ fn leaf_view(value: Value) -> RowView {
                 </span>
                 <Show when=move || !expanded.get()>
                     <button class="button button--ghost tool__more" type="button" on:click=move |_| expanded.set(true)>
-                        "show all"
+                        {tr(Key::ShowAllShort)}
                     </button>
                 </Show>
             }

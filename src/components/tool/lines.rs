@@ -8,6 +8,7 @@ use leptos::prelude::*;
 
 use crate::components::highlight::highlighter;
 use crate::highlight::{CodeCache, Highlighter};
+use crate::i18n::{Key, fill, plural};
 use crate::markdown::escape_html;
 
 /// The complete lines of a text that grows at its end, split incrementally.
@@ -59,7 +60,8 @@ impl LineSplitter {
 /// Line count and size of a text, for the live "12 lines · 340 B" line.
 pub fn size_label(text: &str) -> String {
     let lines = if text.is_empty() { 0 } else { text.lines().count() };
-    format!("{} {} · {}", lines, if lines == 1 { "line" } else { "lines" }, format_bytes(text.len()))
+    let lines = plural(Key::LinesOne, Key::LinesOther, lines as u64);
+    format!("{lines} · {}", format_bytes(text.len()))
 }
 
 pub fn format_bytes(bytes: usize) -> String {
@@ -187,7 +189,7 @@ pub fn NumberedLines(
             </Show>
             <Show when=move || { hidden() > 0 }>
                 <button class="button button--ghost tool__more" type="button" on:click=move |_| expanded.set(true)>
-                    {move || format!("Show all ({} more lines)", hidden())}
+                    {move || fill(Key::ShowAll, &[("n", &hidden().to_string())])}
                 </button>
             </Show>
         </div>

@@ -29,6 +29,7 @@ use leptos::prelude::*;
 
 use crate::components::client_only::{IntoRowView, RowView};
 
+use crate::i18n::{Key, fill, t};
 use crate::protocol::{ChatToolPart, INTERRUPTED_TOOL_ERROR, ToolKind, ToolState};
 
 use approval::ApprovalCard;
@@ -104,13 +105,13 @@ impl RowStatus {
 
     pub fn label(self) -> &'static str {
         match self {
-            RowStatus::Drafting => "drafting…",
-            RowStatus::Running => "running…",
-            RowStatus::AwaitingApproval => "awaiting approval",
-            RowStatus::Done => "done",
-            RowStatus::Failed => "error",
-            RowStatus::Denied => "denied",
-            RowStatus::Interrupted => "interrupted",
+            RowStatus::Drafting => t(Key::ToolDrafting),
+            RowStatus::Running => t(Key::ToolRunning),
+            RowStatus::AwaitingApproval => t(Key::ToolAwaitingApproval),
+            RowStatus::Done => t(Key::ToolDone),
+            RowStatus::Failed => t(Key::ToolError),
+            RowStatus::Denied => t(Key::ToolDenied),
+            RowStatus::Interrupted => t(Key::ToolInterrupted),
         }
     }
 }
@@ -118,12 +119,12 @@ impl RowStatus {
 /// `850 ms`, `1.2 s`, `2 min 05 s`.
 pub fn format_duration(ms: u64) -> String {
     if ms < 1000 {
-        format!("{ms} ms")
+        fill(Key::DurationMs, &[("n", &ms.to_string())])
     } else if ms < 60_000 {
-        format!("{} s", crate::protocol::fixed(ms as f64 / 1000.0, 1))
+        fill(Key::DurationS, &[("n", &crate::protocol::fixed(ms as f64 / 1000.0, 1))])
     } else {
         let secs = (ms + 500) / 1000;
-        format!("{} min {:02} s", secs / 60, secs % 60)
+        fill(Key::DurationMin, &[("min", &(secs / 60).to_string()), ("s", &format!("{:02}", secs % 60))])
     }
 }
 
@@ -233,6 +234,10 @@ fn StandardRow(part: ReadSignal<ChatToolPart>, name: String, dispatch: Dispatch)
     };
     let error = Memo::new(move |_| {
         part.with(|part| match part.state {
+            // chatwire's own words for a run that stopped are the page's; a tool's own error is the tool's.
+            ToolState::OutputError if part.error_text.as_deref() == Some(INTERRUPTED_TOOL_ERROR) => {
+                Some(t(Key::ToolCutShort).to_owned())
+            }
             ToolState::OutputError | ToolState::OutputDenied => part.error_text.clone(),
             ToolState::InputStreaming
             | ToolState::InputAvailable

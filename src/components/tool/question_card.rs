@@ -12,6 +12,7 @@ use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use super::ToolRowContext;
+use crate::i18n::{Key, t, tr};
 use crate::protocol::{AnswerKind, ChatToolPart, QuestionAnswer, QuestionOutput, SKIPPED_ANSWER, ToolState};
 
 /// A question card's answer, as it hands it to the page.
@@ -64,13 +65,13 @@ impl QuestionSpec {
             })
             .unwrap_or_default();
         let method = input.get("method").and_then(Value::as_str);
-        let question = text("question").or_else(|| text("title")).unwrap_or_else(|| "The agent asks:".to_owned());
+        let question = text("question").or_else(|| text("title")).unwrap_or_else(|| t(Key::AgentAsksColon).to_owned());
         match method {
             Some("confirm") => QuestionSpec {
                 text: question,
                 detail: text("message"),
-                options: [("yes", "Yes"), ("no", "No")]
-                    .map(|(id, label)| QuestionOption { id: id.into(), label: label.into() })
+                options: [("yes", Key::Yes), ("no", Key::No)]
+                    .map(|(id, label)| QuestionOption { id: id.into(), label: t(label).into() })
                     .to_vec(),
                 ..QuestionSpec::default()
             },
@@ -147,7 +148,7 @@ impl QuestionOutcome {
                 }
             }
             ToolState::OutputError | ToolState::OutputDenied => {
-                let why = tool.error_text.clone().unwrap_or_else(|| "the question was withdrawn".to_owned());
+                let why = tool.error_text.clone().unwrap_or_else(|| t(Key::QuestionWithdrawn).to_owned());
                 // The built-in agent's timeout reads "no answer to \"…\" within 600 s".
                 if why.starts_with("no answer to") || why.contains("timed out") {
                     QuestionOutcome::TimedOut(why)
@@ -185,21 +186,21 @@ pub fn QuestionCard(
 
     let body = match outcome {
         QuestionOutcome::Drafting => {
-            view! { <p class="question__status">"The agent is writing a question…"</p> }.into_row_view()
+            view! { <p class="question__status">{tr(Key::WritingQuestion)}</p> }.into_row_view()
         }
         QuestionOutcome::Answered(answer) => view! {
             <p class="question__answer">
-                <span class="question__answer-label">"Answered: "</span>
+                <span class="question__answer-label">{tr(Key::Answered)}</span>
                 <span class="question__answer-text">{answer}</span>
             </p>
         }
         .into_row_view(),
-        QuestionOutcome::Skipped => view! { <p class="question__answer">"Skipped."</p> }.into_row_view(),
+        QuestionOutcome::Skipped => view! { <p class="question__answer">{tr(Key::Skipped)}</p> }.into_row_view(),
         QuestionOutcome::TimedOut(why) => {
-            view! { <p class="question__status question__status--ended">"Timed out: " {why}</p> }.into_row_view()
+            view! { <p class="question__status question__status--ended">{tr(Key::TimedOut)}{why}</p> }.into_row_view()
         }
         QuestionOutcome::Cancelled(why) => {
-            view! { <p class="question__status question__status--ended">"Cancelled: " {why}</p> }.into_row_view()
+            view! { <p class="question__status question__status--ended">{tr(Key::Cancelled)}{why}</p> }.into_row_view()
         }
         QuestionOutcome::Waiting => {
             let option_controls = options
@@ -269,8 +270,8 @@ pub fn QuestionCard(
                             <input
                                 class="question__text-input"
                                 type="text"
-                                aria-label="Your answer"
-                                placeholder=placeholder.unwrap_or_else(|| "Type an answer…".to_owned())
+                                aria-label=tr(Key::YourAnswer)
+                                placeholder=placeholder.unwrap_or_else(|| t(Key::TypeAnswer).to_owned())
                                 prop:value=move || typed.get()
                                 disabled=move || sending.get()
                                 on:input=move |event| typed.set(event_target_value(&event))
@@ -287,7 +288,7 @@ pub fn QuestionCard(
                                     disabled=nothing_to_submit
                                     on:click=submit
                                 >
-                                    "Submit"
+                                    {tr(Key::Submit)}
                                 </button>
                             }
                         })}
@@ -297,7 +298,7 @@ pub fn QuestionCard(
                         disabled=move || sending.get()
                         on:click=move |_| skip(QuestionAnswer { kind: AnswerKind::Skip, selected_ids: None, text: None })
                     >
-                        "Skip"
+                        {tr(Key::Skip)}
                     </button>
                 </div>
             }
@@ -308,10 +309,10 @@ pub fn QuestionCard(
         <div
             class=format!("part part--tool tool tool--{state} question")
             role="group"
-            aria-label="Question from the agent"
+            aria-label=tr(Key::QuestionFromAgent)
             data-tool-call-id=tool.tool_call_id.clone()
         >
-            <p class="question__label">"Question"</p>
+            <p class="question__label">{tr(Key::Question)}</p>
             <p class="question__text">{text}</p>
             {detail.map(|detail| view! { <p class="question__detail">{detail}</p> })}
             {body}

@@ -8,6 +8,7 @@ use regex_lite::{Regex, RegexBuilder};
 use serde_json::Value;
 
 use super::input_str;
+use crate::i18n::{Key, fill, plural, t};
 use crate::protocol::{ChatToolPart, MatchesOutput};
 
 /// The matches of one file.
@@ -85,10 +86,6 @@ fn matches_of(part: &ChatToolPart) -> Option<Vec<String>> {
     part.output_as::<MatchesOutput>().map(|o| o.matches.into_iter().map(|line| line.into_owned()).collect())
 }
 
-fn plural(count: usize, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
-}
-
 #[component]
 pub fn GrepView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
     let pattern = Memo::new(move |_| part.with(|part| input_str(part, "pattern").unwrap_or_default()));
@@ -96,13 +93,13 @@ pub fn GrepView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         part.with(|part| {
             let mut scope = Vec::new();
             if let Some(path) = input_str(part, "path") {
-                scope.push(format!("in {path}"));
+                scope.push(fill(Key::InPath, &[("path", &path)]));
             }
             if let Some(glob) = input_str(part, "glob") {
-                scope.push(format!("files {glob}"));
+                scope.push(fill(Key::FilesGlob, &[("glob", &glob)]));
             }
             if part.input.as_ref().and_then(|i| i.get("ignoreCase")).and_then(Value::as_bool) == Some(true) {
-                scope.push("ignoring case".to_owned());
+                scope.push(t(Key::IgnoringCase).to_owned());
             }
             scope.join(" · ")
         })
@@ -116,9 +113,13 @@ pub fn GrepView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         let regex = matcher(&pattern.get_untracked(), ignore_case);
         let line_count: usize = files.iter().map(|file| file.lines.len()).sum();
         let summary = if files.is_empty() {
-            "no matches".to_owned()
+            t(Key::NoMatchesFound).to_owned()
         } else {
-            format!("{} in {}", plural(line_count, "match", "matches"), plural(files.len(), "file", "files"))
+            let matches = plural(Key::MatchesOne, Key::MatchesOther, line_count as u64);
+            fill(
+                Key::MatchesInFiles,
+                &[("matches", &matches), ("files", &plural(Key::FilesOne, Key::FilesOther, files.len() as u64))],
+            )
         };
         Some(view! {
             <p class="tool-search__count">{summary}</p>
@@ -181,7 +182,7 @@ pub fn FileListView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
             let pattern = input_str(part, "pattern");
             let path = input_str(part, "path");
             match (pattern, path) {
-                (Some(pattern), Some(path)) => format!("{pattern} in {path}"),
+                (Some(pattern), Some(path)) => fill(Key::PatternInPath, &[("pattern", &pattern), ("path", &path)]),
                 (Some(pattern), None) => pattern,
                 (None, Some(path)) => path,
                 (None, None) => ".".to_owned(),
@@ -195,8 +196,11 @@ pub fn FileListView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         let (notices, files): (Vec<String>, Vec<String>) = entries
             .into_iter()
             .partition(|entry| (entry.starts_with('[') && entry.ends_with(']')) || entry == "(empty directory)");
-        let summary =
-            if files.is_empty() { "nothing found".to_owned() } else { plural(files.len(), "entry", "entries") };
+        let summary = if files.is_empty() {
+            t(Key::NothingFound).to_owned()
+        } else {
+            plural(Key::EntriesOne, Key::EntriesOther, files.len() as u64)
+        };
         Some(view! {
             <p class="tool-search__count">{summary}</p>
             <ul class="tool-search__list">

@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 
+use crate::i18n::{Key, fill, t};
 use crate::protocol::{ChatToolPart, TodoItem, TodoStatus};
 
 /// The modifier class of an item's status.
@@ -13,6 +14,15 @@ fn status_class(status: TodoStatus) -> &'static str {
         TodoStatus::Completed => "done",
         TodoStatus::InProgress => "in-progress",
         TodoStatus::Pending => "pending",
+    }
+}
+
+/// The status in words, for screen readers (the mark is drawn for the eyes).
+fn status_key(status: TodoStatus) -> Key {
+    match status {
+        TodoStatus::Completed => Key::TodoDone,
+        TodoStatus::InProgress => Key::TodoInProgress,
+        TodoStatus::Pending => Key::TodoPending,
     }
 }
 
@@ -33,7 +43,7 @@ pub fn TodoView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
         <div class="tool-todo">
             <div class="tool-todo__progress">
                 <progress max=move || total.get().max(1) value=move || done.get()></progress>
-                <span>{move || format!("{}/{} completed", done.get(), total.get())}</span>
+                <span>{move || fill(Key::Completed, &[("done", &done.get().to_string()), ("total", &total.get().to_string())])}</span>
             </div>
             <ul class="tool-todo__list">
                 {move || {
@@ -46,7 +56,7 @@ pub fn TodoView(part: ReadSignal<ChatToolPart>) -> impl IntoView {
                                 <li class=format!("tool-todo__item tool-todo__item--{class}")>
                                     <span class="tool-todo__mark" aria-hidden="true">{mark(status)}</span>
                                     <span class="tool-todo__text">{text}</span>
-                                    <span class="tool-todo__status">{format!(" ({class})")}</span>
+                                    <span class="tool-todo__status">{move || fill(Key::TodoStatus, &[("status", t(status_key(status)))])}</span>
                                 </li>
                             }
                         })

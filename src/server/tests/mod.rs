@@ -12,6 +12,7 @@ mod files;
 mod forks;
 mod gate;
 mod instances;
+mod language;
 mod routes;
 mod search;
 mod stream;
