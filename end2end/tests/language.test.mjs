@@ -13,7 +13,8 @@ const ANSWER = 'All done here.';
 // A run that draws the common rows: a written file, a command with its exit code, a read, a search, a file list,
 // a checklist, and a usage line under the answer.
 const SCRIPT = {
-  delayMs: 0,
+  // Slow enough that the page sees the run going before it ends: the end is announced only for a run it saw.
+  delayMs: 40,
   turns: [
     {
       text: 'Working on it.',
