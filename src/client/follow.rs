@@ -380,6 +380,13 @@ pub async fn restore_files(page: Page, message_id: String) -> bool {
     }
 }
 
+/// Puts a session just made at the top of the list, once: a refresh of the list that was on its way may have
+/// listed it already (seen as the forked session's row twice in the sidebar for a moment).
+fn list_first(sessions: &mut Vec<SessionSummary>, session: SessionSummary) {
+    sessions.retain(|listed| listed.session_id != session.session_id);
+    sessions.insert(0, session);
+}
+
 /// Forks the session at a message into a new session and opens it: the notice line says what its files are, and a
 /// fork at a user message hands that message's text to the composer.
 pub async fn fork(page: Page, message_id: String) {
@@ -389,7 +396,7 @@ pub async fn fork(page: Page, message_id: String) {
     state.notice.set(None);
     match api::fork_session(&session_id, &message_id).await {
         Ok(fork) => {
-            state.sessions.update(|sessions| sessions.insert(0, fork.session.clone()));
+            state.sessions.update(|sessions| list_first(sessions, fork.session.clone()));
             go_to(page, Some(fork.session.session_id.clone()));
             state.notice.set(Some(crate::app::fork_summary(&fork)));
             if let Some(draft) = fork.draft {
@@ -406,7 +413,7 @@ pub async fn open_conversation(page: Page, agent: String, conversation: String) 
     state.problem.set(None);
     match api::import_conversation(agent, conversation).await {
         Ok(session) => {
-            state.sessions.update(|sessions| sessions.insert(0, session.clone()));
+            state.sessions.update(|sessions| list_first(sessions, session.clone()));
             go_to(page, Some(session.session_id));
         }
         Err(error) => state.problem.set(Some(fill(Key::OpenOwnFailed, &[("error", &error.to_string())]))),
@@ -422,7 +429,7 @@ pub async fn send(page: Page, outgoing: Outgoing) {
             Ok(session) => {
                 let id = session.session_id.clone();
                 // Listed at once, so the sidebar and the header name its agent before the run's first frame.
-                state.sessions.update(|sessions| sessions.insert(0, session));
+                state.sessions.update(|sessions| list_first(sessions, session));
                 // The page already shows this (empty) session: navigating to its URL must not reload it.
                 *live.opened.borrow_mut() = Some(Some(id.clone()));
                 state.session_id.set(Some(id.clone()));
