@@ -4,10 +4,10 @@
 // no English word but the user's and the agent's content, code, names and a short list of terms. An English browser
 // gets English, and the settings' switch turns the page to Chinese and back without a reload (the same document,
 // the typed draft and the open session kept), fetching the Chinese texts once; the choice survives a reload.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
-import { ARTIFACTS_DIR, launchBrowser, openApp, sendPrompt, startServer, watchProblems } from './support.mjs';
+import { ARTIFACTS_DIR, launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
 
 const ANSWER = 'All done here.';
 // A run that draws the common rows: a written file, a command with its exit code, a read, a search, a file list,
@@ -146,15 +146,7 @@ async function runOnce(page, prompt, ended) {
 }
 
 describe('language', () => {
-  let server;
-
-  before(async () => {
-    server = await startServer({ script: SCRIPT, args: ['--approve', 'never'] });
-  }, { timeout: 90_000 });
-
-  after(async () => {
-    await server?.stop();
-  }, { timeout: 30_000 });
+  const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
 
   test('a Chinese browser gets the page and a run in Chinese, with no English left', { timeout: 120_000 }, async (t) => {
     const { page, check } = await browserIn(t, 'zh-CN');
@@ -162,7 +154,7 @@ describe('language', () => {
     page.on('response', async (response) => {
       if (response.request().resourceType() === 'document' && response.status() === 200) html.push(await response.text());
     });
-    await openApp(page, server);
+    await openApp(page, suite.server);
     assert.match(html.at(-1), /<html lang="zh-CN"/, 'the server paints Chinese first: no flash of English');
     assert.match(html.at(-1), />新对话</);
     assert.deepEqual(await firstTexts(page), CHINESE);
@@ -188,7 +180,7 @@ describe('language', () => {
 
   test('an English browser gets English; the switch changes the language in place and for good', { timeout: 120_000 }, async (t) => {
     const { context, page, check } = await browserIn(t, 'en-US');
-    await openApp(page, server);
+    await openApp(page, suite.server);
     assert.deepEqual(await firstTexts(page), ENGLISH);
     await runOnce(page, 'Hello', 'The answer is complete.');
     const sessionUrl = page.url();
@@ -217,7 +209,7 @@ describe('language', () => {
     assert.equal(tables.length, 1, 'the Chinese texts are fetched once, when asked for');
     assert.equal(await page.locator('.tool-bash__exit').first().textContent(), '退出码 3', 'drawn rows change too');
     assert.deepEqual(await englishLeft(page, CONTENT, ALLOWED), [], 'the switched page');
-    const cookies = await context.cookies(server.url);
+    const cookies = await context.cookies(suite.server.url);
     assert.equal(cookies.find((cookie) => cookie.name === 'chatwire-lang')?.value, 'zh-CN');
 
     await page.reload({ waitUntil: 'domcontentloaded' });
