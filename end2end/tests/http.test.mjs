@@ -38,6 +38,13 @@ describe('chatwire http', () => {
         assert.ok(link, `no <link rel="${asset.rel}" href="/pkg/chatwire.<hash>.${asset.kind}"> in the HTML; links: ${JSON.stringify(links)}`);
         const url = new URL(link.href, suite.server.url);
         assert.equal(url.origin, suite.server.origin, `${link.href} is not served by the app`);
+        // The same preload in the page's Link header, which the browser acts on before the page's bytes are in.
+        const header = (page.headers.link ?? '').split(/,\s*(?=<)/).find((entry) => entry.startsWith(`<${url.pathname}>`));
+        assert.ok(header, `the page's Link header lacks ${url.pathname}: ${page.headers.link}`);
+        assert.ok(header.split(/;\s*/).includes(`rel=${asset.rel}`), `${header} is not rel=${asset.rel}`);
+        if (asset.kind === 'wasm') {
+          assert.ok(header.split(/;\s*/).includes('as=fetch') && header.split(/;\s*/).includes('crossorigin'), `${header} would not be reused by the module's fetch`);
+        }
 
         const plain = await httpGet(url);
         const ctx = `${url.pathname} (no Accept-Encoding): ${describeResponse(plain)}`;
@@ -131,6 +138,10 @@ describe('chatwire http', () => {
     const loaderName = main.body.toString('utf8').match(/["']\.\/(__wasm_split\.[^"'/]+\.js)["']/)?.[1];
     assert.ok(loaderName, 'the main script imports no __wasm_split loader');
     const loaderUrl = new URL(`/pkg/${loaderName}`, suite.server.url);
+    // Preloaded with the script, by the page's head and its Link header, rather than found once the script is in.
+    const preloads = linkTags(page.body.toString('utf8')).filter((l) => l.rel === 'modulepreload').map((l) => l.href);
+    assert.ok(preloads.includes(loaderUrl.pathname), `the page does not preload ${loaderUrl.pathname}: ${preloads}`);
+    assert.ok((page.headers.link ?? '').includes(`<${loaderUrl.pathname}>; rel=modulepreload`), `Link: ${page.headers.link}`);
     const loader = await httpGet(loaderUrl);
     const chunks = [...loader.body.toString('utf8').matchAll(/["']\.\/((?:split|chunk)_[^"'/]+\.wasm)["']/g)].map((m) => m[1]);
     for (const split of ['split_markdown', 'split_tool_renderers']) {

@@ -4,7 +4,10 @@
 //!
 //! Until they are here the composer offers no model picker and a send runs on the server's defaults, as while the
 //! requests themselves are on their way. The activity feed (`client::activity`) is followed from here too: it is
-//! wanted once the page is live, not to draw it.
+//! wanted once the page is live, not to draw it. So are the sidebar's rows (the list of sessions waits for its own
+//! request anyway) and the composer's attachments (taking files in and their chips; files taken earlier wait for
+//! them): in a chunk of their own each, they shared so much with the others that wasm-split made 16 more shared files
+//! of a few hundred bytes, each a round trip on a slow line.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,26 +18,44 @@ use super::follow::Page;
 use super::{activity, rare, reach};
 use crate::app::{PageState, preselected_agent, preselected_model};
 use crate::client as api;
+use crate::components::{
+    ATTACH_UI, AttachUi, BuildSessionList, SESSION_LIST, attachments_arrived, session_rows_arrived,
+};
 use crate::i18n::{Key, fill};
 use leptos::prelude::*;
 
 type Load = fn(Page) -> Pin<Box<dyn Future<Output = ()>>>;
 
-/// The split point: everything only this reaches goes into the chunk.
-#[wasm_split(page_lists, fallible)]
-fn loaders() -> Result<[Load; 3], SplitLoaderError> {
-    Ok([
-        |page| Box::pin(load_models(page.state)),
-        |page| Box::pin(load_agents(page.state)),
-        |page| Box::pin(activity::follow(page)),
-    ])
+/// What the chunk hands the main module.
+#[derive(Clone, Copy)]
+struct PageLists {
+    loads: [Load; 3],
+    session_list: BuildSessionList,
+    attachments: AttachUi,
 }
 
-/// Loads the models and the agents into the page's signals, and follows the activity feed. A chunk that cannot be
-/// fetched says so on the problem line; it is asked for again when the server answers after having been out of reach
-/// (`reach::watch`), or at a reload.
+/// The split point: everything only this reaches goes into the chunk.
+#[wasm_split(page_lists, fallible)]
+fn page_lists() -> Result<PageLists, SplitLoaderError> {
+    Ok(PageLists {
+        loads: [
+            |page| Box::pin(load_models(page.state)),
+            |page| Box::pin(load_agents(page.state)),
+            |page| Box::pin(activity::follow(page)),
+        ],
+        session_list: SESSION_LIST,
+        attachments: ATTACH_UI,
+    })
+}
+
+/// Loads the models and the agents into the page's signals, draws the sidebar's list of sessions, lets the composer
+/// take files, and follows the activity feed. A chunk that cannot be fetched says so on the problem line; it is asked
+/// for again when the server answers after having been out of reach (`reach::watch`), or at a reload.
 pub async fn load(page: Page) {
-    for load in rare::loaded_or_said(page.state, loaders().await).into_iter().flatten() {
+    let Some(lists) = rare::loaded_or_said(page.state, page_lists().await) else { return };
+    session_rows_arrived(lists.session_list);
+    attachments_arrived(lists.attachments);
+    for load in lists.loads {
         leptos::task::spawn_local(load(page));
     }
 }

@@ -25,6 +25,8 @@ pub use activity::ActivityLine;
 pub use agent_bar::{AgentBar, OwnSessions};
 pub use changes::ChangesLoad;
 pub use client_only::ClientOnly;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub use composer::{ATTACH_UI, AttachUi, attachments_arrived};
 pub use composer::{Composer, FileReply, Outgoing, PageCommand, PickedFile, Upload, UploadReply};
 pub use drawer::{ChatBar, Drawer, bar_title};
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
@@ -36,5 +38,7 @@ pub use rows::prefetch_parser;
 pub use search::SessionSearch;
 pub use settings::{LanguageSetting, NotificationSetting, NotifyPermission};
 pub use sidebar::SessionsSidebar;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub use sidebar::{BuildSessionList, SESSION_LIST, arrived as session_rows_arrived};
 pub use tool::{Answer, CustomRenderer, Decision, ToolRenderers, ToolRowContext};
 pub use transcript::Transcript;

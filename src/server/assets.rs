@@ -95,8 +95,8 @@ impl SiteAssets {
         }
     }
 
-    /// The URLs of the page's script and WASM module, with their content hashes in the names, and its stylesheet:
-    /// the embedded one's text, or a link to the one on disk.
+    /// The URLs of the page's script, WASM module and chunk loader, with their content hashes in the names, and its
+    /// stylesheet: the embedded one's text, or a link to the one on disk.
     pub fn page_assets(&self, output_name: &str, pkg_dir: &str) -> Option<PageAssets> {
         let names = self.file_names_in_pkg(pkg_dir);
         let find = |extension: &str| {
@@ -119,7 +119,16 @@ impl SiteAssets {
             }
             SiteAssets::Disk { .. } => Stylesheet::Link(find("css")?),
         };
-        Some(PageAssets { script: find("js")?, wasm: find("wasm")?, stylesheet })
+        // The split build's chunk loader, which the script imports: `cargo leptos watch` builds none.
+        let split_loader = names
+            .iter()
+            .find(|name| {
+                name.strip_prefix("__wasm_split.")
+                    .and_then(|rest| rest.strip_suffix(".js"))
+                    .is_some_and(is_content_hash)
+            })
+            .map(|name| format!("/{pkg_dir}/{name}"));
+        Some(PageAssets { script: find("js")?, wasm: find("wasm")?, split_loader, stylesheet })
     }
 
     /// Answers a GET for `url_path`, or `None` when there is no such file.

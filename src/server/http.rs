@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::header::{
-    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, VARY, X_CONTENT_TYPE_OPTIONS,
+    CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LINK, VARY, X_CONTENT_TYPE_OPTIONS,
 };
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -124,9 +124,14 @@ fn page_handler(
                 tracing::error!("the page's script, WASM or stylesheet is missing from {}", state.assets.describe());
             }
             set_page_policy(&options);
-            // The page is in the language these headers pick: a cache must keep one copy per language.
             if let Some(response) = use_context::<ResponseOptions>() {
+                // The page is in the language these headers pick: a cache must keep one copy per language.
                 response.insert_header(VARY, HeaderValue::from_static("Accept-Language, Cookie"));
+                if let Some(links) =
+                    page_assets.as_ref().and_then(|assets| HeaderValue::from_str(&assets.preload_header()).ok())
+                {
+                    response.insert_header(LINK, links);
+                }
             }
             shell(options, page_assets)
         },

@@ -15,7 +15,9 @@ mod suggest;
 use leptos::ev::{KeyboardEvent, SubmitEvent};
 use leptos::prelude::*;
 
-use self::attach::{AttachmentChips, Attachments};
+use self::attach::Attachments;
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub use self::attach::{ATTACH_UI, AttachUi, arrived as attachments_arrived};
 pub use self::attach::{PickedFile, Upload, UploadReply};
 use self::suggest::Suggester;
 use super::client_only::ClientOnly;
@@ -410,17 +412,17 @@ pub fn Composer(
         // Only files are taken over; pasted text goes into the box as usual.
         if !files.is_empty() {
             event.prevent_default();
-            attachments.take(files, upload);
+            attach::take(attachments, files, upload);
         }
     };
     let on_drop = move |event: leptos::ev::DragEvent| {
         event.prevent_default();
         dragging.set(false);
-        attachments.take(attach::dropped(&event), upload);
+        attach::take(attachments, attach::dropped(&event), upload);
     };
     let on_picked = move |_| {
         if let Some(input) = file_input.get_untracked() {
-            attachments.take(attach::picked(&input), upload);
+            attach::take(attachments, attach::picked(&input), upload);
         }
     };
     view! {
@@ -479,7 +481,7 @@ pub fn Composer(
             >
                 {move || if open() { load_suggester().map(|suggester| untrack(|| (suggester.items)(composing))) } else { None }}
             </ul>
-            {ClientOnly(view! { <AttachmentChips attachments/> })}
+            {ClientOnly(attach::chips(attachments))}
             <div class="composer__row">
                 <textarea
                     class="composer__input"
