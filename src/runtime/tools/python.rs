@@ -194,14 +194,21 @@ mod tests {
         let (_dir, ws) = workspace();
         let cancel = CancellationToken::new();
         let trigger = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            trigger.cancel();
-        });
+        // Stopped once its output is seen, not after a fixed wait: on a loaded machine Python may take longer than
+        // any wait to start and print.
+        let seen = std::sync::Mutex::new(Vec::new());
+        let progress = |output: super::super::ToolOutput| {
+            if output.text == "working\n" {
+                trigger.cancel();
+            }
+            seen.lock().expect("progress lock").push(output);
+        };
         let tool = tool();
         let code = "import time\nprint('working')\ntime.sleep(1000)";
-        let (out, progress) = within_hang_guard(run_tool(&tool, &ws, json!({ "code": code }), cancel)).await;
+        let context = ToolContext { workspace: &ws, cancel, progress: &progress };
+        let out = within_hang_guard(tool.run(json!({ "code": code }), context)).await;
         assert_eq!(out.text, "working\n\n\nCommand aborted");
+        let progress = seen.into_inner().expect("progress lock");
         assert!(progress.iter().any(|p| p.text == "working\n"), "live output: {progress:?}");
     }
 
