@@ -120,6 +120,8 @@ describe('chatwire page', () => {
     const transcriptAt = apiRequests.findIndex((p) => /^answered \/api\/sessions\/[^/]+$/.test(p));
     assert.ok(parserAt >= 0 && transcriptAt >= 0, `parser or transcript not requested: ${apiRequests}`);
     assert.ok(parserAt < transcriptAt, `the parser was asked for after the transcript came: ${apiRequests}`);
+    // The sidebar's rows come with the lists' chunk, which a session's URL fetches after the code that follows it.
+    await page.locator('.sidebar__item').first().waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('.sidebar__item').count(), 1, 'the sidebar lists the session');
 
     check();
