@@ -18,7 +18,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, getPage, makeTempDir, removeDir, seedSession, startServer } from '../tests/support.mjs';
-import { isTask, readTrace } from './trace.mjs';
+import { pageTasks, readTrace } from './trace.mjs';
 
 const SIZES = [100, 1000];
 const ROUNDS = Math.max(1, Number(process.env.BENCH_REPEAT ?? 5));
@@ -99,7 +99,7 @@ async function measure(server, sessionId) {
     await page.waitForTimeout(300);
     const trace = await browser.stopTracing();
     const { onMain } = readTrace(trace);
-    const longestTask = onMain.filter(isTask).reduce((max, task) => Math.max(max, task.dur), 0) / 1000;
+    const longestTask = pageTasks(onMain).reduce((max, task) => Math.max(max, task.dur), 0) / 1000;
     const elementsTop = await page.evaluate(() => document.getElementsByTagName('*').length);
     return { openMs: Math.round(openMs), elementsOpen, elementsTop, ...fling, longestGap: Math.round(fling.longestGap), longestTask: Math.round(longestTask) };
   } finally {

@@ -60,9 +60,16 @@ pub fn Transcript(
     }));
     let message_rows = RwSignal::from(rows.with_value(TranscriptRows::view));
     let scroller = NodeRef::<leptos::html::Section>::new();
+    let rows_box = NodeRef::<leptos::html::Div>::new();
     // Whether the view sticks to new output: true until the reader scrolls up, again once they are back at the bottom.
     let follow = RwSignal::new(true);
     let last_scroll_top = StoredValue::new(0);
+    // Where the view's own scroll to the bottom left it: the scroll event that echoes it places no groups (below).
+    let own_scroll_top = StoredValue::new(None::<i32>);
+    let stick_to_bottom = move |element: &leptos::web_sys::HtmlElement| {
+        element.set_scroll_top(element.scroll_height());
+        own_scroll_top.set_value(Some(element.scroll_top()));
+    };
     // The groups built because they are near the viewport (the last `ALWAYS_BUILT` are built anyway), and the
     // height each group had when it was last drawn.
     let near = RwSignal::new(0..0);
@@ -91,7 +98,7 @@ pub fn Transcript(
             if follow.get_untracked()
                 && let Some(element) = scroller.get_untracked()
             {
-                element.set_scroll_top(element.scroll_height());
+                stick_to_bottom(&element);
             }
         })
     };
@@ -99,8 +106,8 @@ pub fn Transcript(
     // first group that reaches into the viewport keeps its distance from the viewport's top, whatever was built or
     // let go above it.
     let place_groups = move || {
-        let Some(element) = scroller.get_untracked() else { return };
-        let layout = group_layout(&element);
+        let (Some(element), Some(rows)) = (scroller.get_untracked(), rows_box.get_untracked()) else { return };
+        let layout = group_layout(&rows);
         heights.update_value(|heights| {
             heights.resize(layout.len(), None);
             for (height, place) in heights.iter_mut().zip(&layout) {
@@ -119,13 +126,13 @@ pub fn Transcript(
         near.set(wanted);
         leptos::task::spawn_local(async move {
             leptos::task::tick().await;
-            let Some(element) = scroller.get_untracked() else { return };
+            let (Some(element), Some(rows)) = (scroller.get_untracked(), rows_box.get_untracked()) else { return };
             if follow.get_untracked() {
-                element.set_scroll_top(element.scroll_height());
+                stick_to_bottom(&element);
                 return;
             }
             let (Some(anchor), Some(offset)) = (anchor, offset) else { return };
-            let Some(place) = group_layout(&element).get(anchor).copied() else { return };
+            let Some(place) = group_layout(&rows).get(anchor).copied() else { return };
             let wanted_top = place.top - offset;
             // The browser's own scroll anchoring may have done it already.
             if (f64::from(element.scroll_top()) - wanted_top).abs() > 1.0 {
@@ -135,13 +142,12 @@ pub fn Transcript(
     };
     // The rows grow after they changed, too: markdown blocks are laid out at their size only once on screen, the
     // highlighter colours code when its chunk arrives. While following, the view stays at the bottom through that.
-    let rows_box = NodeRef::<leptos::html::Div>::new();
     on_resize(rows_box, move || {
         if follow.get_untracked()
             && let Some(element) = scroller.get_untracked()
             && element.scroll_top() + element.client_height() < element.scroll_height() - 1
         {
-            element.set_scroll_top(element.scroll_height());
+            stick_to_bottom(&element);
         }
     });
     // Stream frames reach the snapshot at most every other animation frame (`client::FrameBatcher`), so the rows
@@ -204,7 +210,14 @@ pub fn Transcript(
         if next != follow.get_untracked() {
             follow.set(next);
         }
-        place_groups();
+        // The view following new output scrolls on every redraw; the groups near the bottom are placed when rows
+        // are added (`sync_rows`), and the streamed answer is in the last groups, which are always built. Placing
+        // them again on each echo measured every group for nothing.
+        let echo = own_scroll_top.get_value() == Some(top);
+        own_scroll_top.set_value(None);
+        if !(echo && next) {
+            place_groups();
+        }
     };
     let jump_to_latest = move |_| {
         follow.set(true);
@@ -315,13 +328,13 @@ fn groups_near(layout: &[GroupPlace], top: f64, view_height: f64) -> Range<usize
     start..end
 }
 
-/// The message groups' places in the transcript, in order.
-fn group_layout(scroller: &leptos::web_sys::HtmlElement) -> Vec<GroupPlace> {
+/// The message groups' places in the transcript, in order: the children of its rows' box.
+fn group_layout(rows: &leptos::web_sys::HtmlDivElement) -> Vec<GroupPlace> {
     #[cfg(feature = "hydrate")]
-    return browser::group_layout(scroller);
+    return browser::group_layout(rows);
     #[cfg(not(feature = "hydrate"))]
     {
-        let _ = scroller;
+        let _ = rows;
         Vec::new()
     }
 }
@@ -365,9 +378,11 @@ mod browser {
     use crate::chat_state::ChatSnapshot;
     use crate::i18n::{Key, t};
 
-    /// Offsets are from the transcript, which is the groups' offset parent (`position: relative`).
-    pub fn group_layout(scroller: &leptos::web_sys::HtmlElement) -> Vec<GroupPlace> {
-        let groups = scroller.get_elements_by_class_name("message-group");
+    /// Offsets are from the transcript, which is the groups' offset parent (`position: relative`). The box's own
+    /// children, not a search of the transcript by class: that walked every element of every message on each
+    /// scroll event, since the streamed text keeps changing the tree (0.4 ms a scroll at 64 KB of markdown).
+    pub fn group_layout(rows: &leptos::web_sys::HtmlDivElement) -> Vec<GroupPlace> {
+        let groups = rows.children();
         (0..groups.length())
             .filter_map(|index| groups.item(index)?.dyn_into::<web_sys::HtmlElement>().ok())
             .map(|group| GroupPlace {
