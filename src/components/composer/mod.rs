@@ -24,7 +24,7 @@ use super::client_only::ClientOnly;
 use super::picker::Picker;
 use super::usage::ContextMeter;
 use crate::draft::{self, ExportFormat, Mention, Offered, command_being_typed, mention_being_typed};
-use crate::i18n::{Key, t, tr};
+use crate::i18n::{Key, LiveText, t, tr};
 use crate::protocol::{
     AgentCommand, AgentMode, AgentOption, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse,
     FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
@@ -107,7 +107,7 @@ struct Commands {
     on_command: Callback<PageCommand>,
     on_model: Callback<String>,
     mode: RwSignal<AgentMode>,
-    note: RwSignal<Option<String>>,
+    note: RwSignal<Option<LiveText>>,
     models: Signal<Vec<ModelInfo>>,
     model: Signal<Option<String>>,
     busy: Signal<bool>,
@@ -182,7 +182,7 @@ pub fn Composer(
     /// Asks for the workspace paths matching a mention's query; the answer goes to the reply.
     find_files: Callback<(String, FileReply)>,
     /// What the last command said (or why it was not run), shown above the message box; the page may set it too.
-    note: RwSignal<Option<String>>,
+    note: RwSignal<Option<LiveText>>,
     /// Uploads a file the user attached.
     upload: Upload,
     /// What the server lets a message attach.
@@ -279,7 +279,7 @@ pub fn Composer(
             }
             let files = attachments.refs();
             if !files.is_empty() && busy.get_untracked() {
-                note.set(Some(t(Key::AttachmentsWaitForRun).into()));
+                note.set(Some(LiveText::of(Key::AttachmentsWaitForRun)));
                 return false;
             }
             on_send.run(Outgoing { attachments: files, ..outgoing(text, mode.get_untracked(), behavior) });
@@ -464,7 +464,7 @@ pub fn Composer(
             </Show>
             })}
             <p class="composer__note" role="status" data-testid="composer-note" hidden=move || note.with(Option::is_none)>
-                {move || note.get()}
+                {move || note.with(|note| note.as_ref().map(LiveText::text))}
             </p>
             // Always in the page (empty and hidden while closed), so the box's `aria-controls` names an element that
             // exists; its entries come from the chunk.
