@@ -413,6 +413,7 @@ fn ChatPage() -> impl IntoView {
                     upload=requests.upload
                     limits=state.attachment_limits
                     agent=Signal::derive(move || state.agent_info().map(|agent| agent.name))
+                    compact_unavailable=Signal::derive(move || state.agent_info().and_then(|agent| agent.compact_unavailable))
                     agent_commands
                     agent_options
                     on_option=requests.set_option

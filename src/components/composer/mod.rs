@@ -114,6 +114,10 @@ struct Commands {
     disabled: Signal<bool>,
     /// The session's agent's own commands, which go to it as text.
     agent_commands: Signal<Vec<AgentCommand>>,
+    /// Why the session's agent cannot compact (`AgentInfo::compact_unavailable`): `/compact` is refused with it.
+    /// Only this text, not the whole `AgentInfo`: a signal of a type of its own costs the suggestions' chunk its
+    /// own copy of the signal's code (about 1 KB brotli, measured).
+    compact_unavailable: Signal<Option<String>>,
 }
 
 const LIST_ID: &str = "composer-suggestions";
@@ -191,6 +195,10 @@ pub fn Composer(
     /// The session's agent, by name (its commands carry it in the list).
     #[prop(into)]
     agent: Signal<Option<String>>,
+    /// Why the session's agent cannot compact, if it cannot (`AgentInfo::compact_unavailable`; pi): `/compact` is
+    /// refused with it and nothing is sent.
+    #[prop(into)]
+    compact_unavailable: Signal<Option<String>>,
     /// The commands the session's agent offers (an ACP agent's; none for the built-in agent).
     #[prop(into)]
     agent_commands: Signal<Vec<AgentCommand>>,
@@ -254,8 +262,20 @@ pub fn Composer(
     let is_open = Memo::new(move |_| suggestions.with(|s| s.len() > 0));
     let open = move || is_open.get();
     let composing = Composing { draft, caret, active, suggestions, input, agent };
-    let commands =
-        Commands { on_send, on_stop, on_command, on_model, mode, note, models, model, busy, disabled, agent_commands };
+    let commands = Commands {
+        on_send,
+        on_stop,
+        on_command,
+        on_model,
+        mode,
+        note,
+        models,
+        model,
+        busy,
+        disabled,
+        agent_commands,
+        compact_unavailable,
+    };
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });

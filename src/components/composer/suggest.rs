@@ -255,6 +255,11 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
             }
         }
         SlashCommand::Compact(text) => {
+            // The session's agent cannot (pi compacts by itself): said here, and nothing is sent.
+            if let Some(why) = c.compact_unavailable.get_untracked() {
+                c.note.set(Some(LiveText::fixed(why)));
+                return false;
+            }
             if c.busy.get_untracked() {
                 c.note.set(Some(LiveText::of(Key::CompactWhileRunning)));
                 return false;
