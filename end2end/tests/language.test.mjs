@@ -3,7 +3,9 @@
 // words come in it too: reading every text node and every aria-label, placeholder, title and alt of the page finds
 // no English word but the user's and the agent's content, code, names and a short list of terms. An English browser
 // gets English, and the settings' switch turns the page to Chinese and back without a reload (the same document,
-// the typed draft and the open session kept), fetching the Chinese texts once; the choice survives a reload.
+// the typed draft and the open session kept), fetching the Chinese texts once; the choice survives a reload. What
+// was drawn before the switch follows it too: a notice (a fork's summary), the composer's note (a refused file) and
+// a code block's bar (its Copy button, "text" for a block without a language).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -11,7 +13,7 @@ import { ARTIFACTS_DIR, launchBrowser, openApp, sendPrompt, serverForSuite, watc
 
 const ANSWER = 'All done here.';
 // A run that draws the common rows: a written file, a command with its exit code, a read, a search, a file list,
-// a checklist, and a usage line under the answer.
+// a checklist, and a usage line under the answer, which ends with a code block without a language.
 const SCRIPT = {
   // Slow enough that the page sees the run going before it ends: the end is announced only for a run it saw.
   delayMs: 40,
@@ -30,7 +32,7 @@ const SCRIPT = {
         },
       ],
     },
-    { text: ANSWER },
+    { text: `${ANSWER}\n\n\`\`\`\nalpha beta\n\`\`\`\n` },
   ],
 };
 
@@ -183,6 +185,18 @@ describe('language', () => {
     await openApp(page, suite.server);
     assert.deepEqual(await firstTexts(page), ENGLISH);
     await runOnce(page, 'Hello', 'The answer is complete.');
+    // Drawn in English before the switch: a fork's notice, the fork's code block, a refused file's note.
+    const forkedFrom = page.url();
+    const answer = page.locator('[data-testid="transcript"] .message[data-role="assistant"]', { hasText: ANSWER }).last();
+    await answer.hover();
+    await answer.getByRole('button', { name: 'Fork to new session' }).click();
+    await page.waitForURL((url) => url.href !== forkedFrom && url.pathname.startsWith('/s/'));
+    const notice = page.getByTestId('notice');
+    await notice.getByText(/^Forked into a new session\. It has its own copy/).waitFor();
+    const copyButton = page.locator('[data-testid="transcript"] .code__copy');
+    await copyButton.filter({ hasText: 'Copy' }).waitFor();
+    assert.equal(await copyButton.getAttribute('aria-label'), 'Copy code');
+    assert.equal(await page.locator('[data-testid="transcript"] .code__lang').textContent(), 'text');
     const sessionUrl = page.url();
 
     // Nothing reloads: no `load` event, the same document (a marker on the window survives), the draft stays.
@@ -194,6 +208,9 @@ describe('language', () => {
       window.chatwireKept = 'same document';
     });
     await page.locator('[data-testid="composer"] textarea').fill('a draft in progress');
+    await page.getByTestId('attach-input').setInputFiles({ name: '笔记', mimeType: 'text/plain', buffer: Buffer.alloc(0) });
+    const note = page.getByTestId('composer-note');
+    await note.filter({ hasText: '笔记 is empty' }).waitFor();
     const tables = [];
     page.on('request', (request) => {
       if (/^\/lang\/zh-CN\.[0-9a-f]+\.txt$/.test(new URL(request.url()).pathname)) tables.push(request.url());
@@ -208,6 +225,11 @@ describe('language', () => {
     assert.equal(page.url(), sessionUrl, 'the session stays open');
     assert.equal(tables.length, 1, 'the Chinese texts are fetched once, when asked for');
     assert.equal(await page.locator('.tool-bash__exit').first().textContent(), '退出码 3', 'drawn rows change too');
+    assert.match(await notice.textContent(), /^已分叉为新会话。它有自己的工作区/, 'the notice on screen');
+    assert.equal(await note.textContent(), '笔记 是空文件', 'the note on screen');
+    assert.equal(await copyButton.textContent(), '复制', 'the code block drawn in English');
+    assert.equal(await copyButton.getAttribute('aria-label'), '复制代码');
+    assert.equal(await page.locator('[data-testid="transcript"] .code__lang').textContent(), '文本');
     assert.deepEqual(await englishLeft(page, CONTENT, ALLOWED), [], 'the switched page');
     const cookies = await context.cookies(suite.server.url);
     assert.equal(cookies.find((cookie) => cookie.name === 'chatwire-lang')?.value, 'zh-CN');
@@ -220,6 +242,8 @@ describe('language', () => {
     await page.waitForFunction(() => document.querySelector('[data-testid="new-chat"]').textContent === 'New chat');
     assert.deepEqual(await firstTexts(page), ENGLISH);
     assert.equal(await page.locator('.tool-bash__exit').first().textContent(), 'exit 3');
+    assert.equal(await copyButton.textContent(), 'Copy', 'the code block drawn in Chinese');
+    assert.equal(await copyButton.getAttribute('aria-label'), 'Copy code');
     await page.reload({ waitUntil: 'domcontentloaded' });
     await page.waitForSelector('.app[data-hydrated="true"]', { state: 'attached' });
     assert.deepEqual(await firstTexts(page), ENGLISH);

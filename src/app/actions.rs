@@ -8,7 +8,7 @@ use crate::components::{
     Answer, ChangesLoad, Decision, FileReply, NotifyPermission, Outgoing, OwnSessions, Theme, Upload,
 };
 use crate::draft::ExportFormat;
-use crate::i18n::{Key, fill, plural, t};
+use crate::i18n::{Key, LiveText, fill, plural, t};
 use crate::protocol::{
     AgentInfo, AgentMode, AgentsResponse, AttachmentLimits, ChatFrame, ForkResponse, ForkedWorkspace, ModelInfo,
     ModelsResponse, RestoreResponse, SearchHit, SessionSummary,
@@ -40,7 +40,7 @@ pub struct PageState {
     /// and loads what failed again once the server answers.
     pub unreachable: RwSignal<bool>,
     /// What the last request that did something out of sight did (a restore of files), shown above the composer.
-    pub notice: RwSignal<Option<String>>,
+    pub notice: RwSignal<Option<LiveText>>,
     /// Text handed to the composer to edit and send (a fork at a user message hands that message back); the
     /// composer takes it and clears it.
     pub handed: RwSignal<Option<String>>,
@@ -211,27 +211,32 @@ pub struct PageRequests {
     pub upload: Upload,
 }
 
-/// What a fork's files are, for the notice line of the new session.
-pub fn fork_summary(fork: &ForkResponse) -> String {
-    let files = match &fork.workspace {
-        ForkedWorkspace::Shared => t(Key::ForkShared).to_owned(),
-        ForkedWorkspace::Copied { restored: Some(restored) } => {
-            match restored.changed.len() + restored.removed.len() + restored.recreated.len() {
-                0 => t(Key::ForkCopiedAsThen).to_owned(),
-                n => fill(Key::ForkCopiedPutBack, &[("files", &plural(Key::FilesOne, Key::FilesOther, n as u64))]),
+/// What a fork's files are, for the notice line of the new session (said in the page's language when drawn).
+pub fn fork_summary(fork: &ForkResponse) -> LiveText {
+    let (workspace, draft) = (fork.workspace.clone(), fork.draft.is_some());
+    LiveText::new(move || {
+        let files = match &workspace {
+            ForkedWorkspace::Shared => t(Key::ForkShared).to_owned(),
+            ForkedWorkspace::Copied { restored: Some(restored) } => {
+                match restored.changed.len() + restored.removed.len() + restored.recreated.len() {
+                    0 => t(Key::ForkCopiedAsThen).to_owned(),
+                    n => fill(Key::ForkCopiedPutBack, &[("files", &plural(Key::FilesOne, Key::FilesOther, n as u64))]),
+                }
             }
-        }
-        ForkedWorkspace::Copied { restored: None } => t(Key::ForkCopiedAsNow).to_owned(),
-    };
-    let draft = match fork.draft {
-        Some(_) => t(Key::ForkDraft),
-        None => "",
-    };
-    fill(Key::Forked, &[("files", &files), ("draft", draft)])
+            ForkedWorkspace::Copied { restored: None } => t(Key::ForkCopiedAsNow).to_owned(),
+        };
+        let draft = if draft { t(Key::ForkDraft) } else { "" };
+        fill(Key::Forked, &[("files", &files), ("draft", draft)])
+    })
 }
 
-/// What a restore did, in a sentence for the notice line: counts, and the files left alone by name (a few).
-pub fn restore_summary(restored: &RestoreResponse) -> String {
+/// What a restore did, in a sentence for the notice line (said in the page's language when drawn): counts, and the
+/// files left alone by name (a few).
+pub fn restore_summary(restored: RestoreResponse) -> LiveText {
+    LiveText::new(move || restore_sentence(&restored))
+}
+
+fn restore_sentence(restored: &RestoreResponse) -> String {
     let done = [
         (restored.changed.len(), Key::FilesPutBackOne, Key::FilesPutBackOther),
         (restored.removed.len(), Key::FilesRemovedOne, Key::FilesRemovedOther),
@@ -311,6 +316,7 @@ mod tests {
     use super::{agent_on_screen, fork_summary, models_of, preselected_agent, preselected_model, restore_summary};
     use crate::protocol::{AgentInfo, AgentsResponse};
     use crate::protocol::{ForkResponse, ForkedWorkspace, RestoreResponse, SessionStatus, SessionSummary, SkippedFile};
+    use leptos::prelude::{Owner, provide_context};
 
     #[test]
     fn a_fork_says_what_files_it_works_on_and_where_its_message_went() {
@@ -337,14 +343,25 @@ mod tests {
             draft: Some("again".into()),
             workspace: ForkedWorkspace::Copied { restored: Some(restored) },
         };
+        let summary = fork_summary(&copied);
         assert_eq!(
-            fork_summary(&copied),
+            summary.text(),
             "Forked into a new session. It has its own copy of the workspace, with 2 files put back as at that point. \
              The message you forked at is in the message box, to edit and send."
         );
+        // Kept as how to say it: read in another language, the same notice says it in that one.
+        let owner = Owner::new();
+        let chinese = owner.with(|| {
+            provide_context(crate::i18n::Lang::ZhCn);
+            summary.text()
+        });
+        assert_eq!(
+            chinese,
+            "已分叉为新会话。它有自己的工作区副本，其中 2 个文件已恢复为那一刻的状态。分叉处的消息已放入输入框，可编辑后发送。"
+        );
         let shared = ForkResponse { session, draft: None, workspace: ForkedWorkspace::Shared };
         assert_eq!(
-            fork_summary(&shared),
+            fork_summary(&shared).text(),
             "Forked into a new session. It works in the same shared workspace as the session it came from: their \
              runs change the same files."
         );
@@ -359,16 +376,16 @@ mod tests {
             backup: "restore-backup/1".into(),
             skipped: Vec::new(),
         };
-        assert_eq!(restore_summary(&restored), "Files restored: 1 file put back, 2 files removed.");
+        assert_eq!(restore_summary(restored.clone()).text(), "Files restored: 1 file put back, 2 files removed.");
         restored.skipped =
             (0..5).map(|i| SkippedFile { path: format!("big{i}.bin"), reason: "large".into() }).collect();
         assert_eq!(
-            restore_summary(&restored),
+            restore_summary(restored.clone()).text(),
             "Files restored: 1 file put back, 2 files removed. Left alone (not in the checkpoint): big0.bin, \
              big1.bin, big2.bin and 2 more."
         );
         let nothing = RestoreResponse { changed: Vec::new(), removed: Vec::new(), skipped: Vec::new(), ..restored };
-        assert_eq!(restore_summary(&nothing), "Files restored: nothing had changed since that message.");
+        assert_eq!(restore_summary(nothing).text(), "Files restored: nothing had changed since that message.");
     }
     use crate::chat_state::{ChatSnapshot, apply};
     use crate::protocol::{ChatFrame, DeltaFrame, ModelInfo, ModelsResponse};

@@ -19,7 +19,7 @@ use crate::components::{
     NotificationSetting, Outgoing, PageCommand, PaletteChoice, QueueChips, QuickSwitcher, SessionsSidebar, Switcher,
     SwitcherButton, ToolRowContext, Transcript, bar_title, prefetch_message_rows, prefetch_parser,
 };
-use crate::i18n::{Key, Lang, t, tr};
+use crate::i18n::{Key, Lang, LiveText, tr};
 use crate::protocol::{AgentMode, AttachmentRef, Rerun, RerunKind, StreamingBehavior};
 
 /// The server's requests: it renders the page and never runs a handler, so there is nothing for them to do.
@@ -288,14 +288,14 @@ fn ChatPage() -> impl IntoView {
         state.problem.track();
         offered.with(|offered| offered.options.clone())
     });
-    let note = RwSignal::new(None::<String>);
+    let note = RwSignal::new(None::<LiveText>);
     // The tab's title counts what happened in runs while it was hidden; the server's title is the plain name.
     Effect::new(move |_| document().set_title(&counted_title("chatwire", state.unseen.get())));
     let on_command = Callback::new(move |command: PageCommand| match command {
         PageCommand::NewChat => requests.go_to.run(None),
         PageCommand::Export(format) => match state.session_id.get_untracked() {
             Some(_) => requests.export.run(format),
-            None => note.set(Some(t(Key::NothingToExport).into())),
+            None => note.set(Some(LiveText::of(Key::NothingToExport))),
         },
     });
 
@@ -379,7 +379,7 @@ fn ChatPage() -> impl IntoView {
                 </Show>
                 <Show when=move || state.notice.with(Option::is_some)>
                     <p class="chat__notice" role="status" data-testid="notice">
-                        {move || state.notice.get()}
+                        {move || state.notice.with(|notice| notice.as_ref().map(LiveText::text))}
                         <button type="button" class="chat__notice-close" aria-label=tr(Key::Dismiss) on:click=move |_| state.notice.set(None)>
                             "×"
                         </button>
@@ -413,6 +413,7 @@ fn ChatPage() -> impl IntoView {
                     upload=requests.upload
                     limits=state.attachment_limits
                     agent=Signal::derive(move || state.agent_info().map(|agent| agent.name))
+                    compact_unavailable=Signal::derive(move || state.agent_info().and_then(|agent| agent.compact_unavailable))
                     agent_commands
                     agent_options
                     on_option=requests.set_option

@@ -370,7 +370,7 @@ pub async fn restore_files(page: Page, message_id: String) -> bool {
     state.notice.set(None);
     match api::restore_files(&session_id, &message_id).await {
         Ok(restored) => {
-            state.notice.set(Some(crate::app::restore_summary(&restored)));
+            state.notice.set(Some(crate::app::restore_summary(restored)));
             true
         }
         Err(error) => {

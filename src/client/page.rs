@@ -323,7 +323,8 @@ pub(super) async fn find_files(state: PageState, query: String, reply: crate::co
 pub(super) async fn upload(file: web_sys::File, reply: crate::components::UploadReply) {
     let outcome = api::upload_attachment(&file).await.map_err(|error| match error {
         ClientError::Status { message, .. } => message,
-        other => format!("{} could not be uploaded: {other}", file.name()),
+        // Said in the page's language; what went wrong (the network's words) stays as the browser said it.
+        other => fill(Key::NotUploaded, &[("name", &file.name()), ("why", &other.to_string())]),
     });
     reply.run(outcome);
 }

@@ -270,6 +270,7 @@ texts! {
     QuestionFromAgent = "Question from the agent",
     Question = "Question",
     Chart = "Chart",
+    ChartNotDrawn = "This chart cannot be drawn: {error}",
     Completed = "{done}/{total} completed",
     LineAdded = "added",
     LineRemoved = "removed",

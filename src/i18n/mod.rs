@@ -190,6 +190,41 @@ pub fn plural(one: Key, other: Key, n: u64) -> String {
     fill(key, &[("n", &n.to_string())])
 }
 
+/// A text shown for a while (a notice, the composer's note), kept as how to say it rather than as words: drawn
+/// through [`LiveText::text`] in a view, it is said again in the new language when the switch changes it. Holds the
+/// values it fills in (counts, names); a server's message, which stays English, is [`LiveText::fixed`].
+#[derive(Clone)]
+pub struct LiveText(std::sync::Arc<dyn Fn() -> String + Send + Sync>);
+
+impl LiveText {
+    pub fn new(say: impl Fn() -> String + Send + Sync + 'static) -> LiveText {
+        LiveText(std::sync::Arc::new(say))
+    }
+
+    /// One text of the table.
+    pub fn of(key: Key) -> LiveText {
+        LiveText::new(move || t(key).to_owned())
+    }
+
+    /// A text of the table with its `{name}` placeholders filled in (`fill`).
+    pub fn filled(key: Key, values: Vec<(&'static str, String)>) -> LiveText {
+        LiveText::new(move || {
+            let values: Vec<(&str, &str)> = values.iter().map(|(name, value)| (*name, value.as_str())).collect();
+            fill(key, &values)
+        })
+    }
+
+    /// Words that are the same in every language: a server's message, a file's name.
+    pub fn fixed(text: String) -> LiveText {
+        LiveText::new(move || text.clone())
+    }
+
+    /// The text in the page's language; read in a view, the view follows the language.
+    pub fn text(&self) -> String {
+        (self.0)()
+    }
+}
+
 /// The texts' names and their English, for the parity test and the server's parser.
 #[cfg(feature = "ssr")]
 pub(crate) fn english() -> impl Iterator<Item = (&'static str, &'static str)> {

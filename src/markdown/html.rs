@@ -48,6 +48,44 @@ pub fn is_safe_url(url: &str) -> bool {
     }
 }
 
+// A code block's bar around its texts, as `render` writes it and `relabel_code_bars` finds it. Text from the
+// markdown is escaped, so these never occur inside it.
+const LANG_OPEN: &str = "<span class=\"code__lang\">";
+const COPY_OPEN: &str = "</span><button type=\"button\" class=\"code__copy\" data-copy aria-label=\"";
+const BAR_CLOSE: &str = "</button></div><pre><code";
+
+/// Whether rendered markdown has a code block (whose bar has words of the page's language).
+pub fn has_code_bar(html: &str) -> bool {
+    html.contains(COPY_OPEN)
+}
+
+/// Rendered markdown (highlighted or not) with its code blocks' bars in the page's language: the Copy button and a
+/// block without a language say it as the page now does. Called where the block is drawn, a view follows the
+/// language switch without parsing the markdown again.
+pub fn relabel_code_bars(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(open) = rest.find(LANG_OPEN) {
+        let after = &rest[open + LANG_OPEN.len()..];
+        let (Some(copy), Some(close)) = (after.find(COPY_OPEN), after.find(BAR_CLOSE)) else { break };
+        out.push_str(&rest[..open + LANG_OPEN.len()]);
+        // `render` names no language on a plain block's `<code>`.
+        if after[close + BAR_CLOSE.len()..].starts_with('>') {
+            escape_html(&mut out, t(Key::CodePlainText));
+        } else {
+            out.push_str(&after[..copy]);
+        }
+        out.push_str(COPY_OPEN);
+        escape_html(&mut out, t(Key::CopyCode));
+        out.push_str("\">");
+        escape_html(&mut out, t(Key::Copy));
+        out.push_str(BAR_CLOSE);
+        rest = &after[close + BAR_CLOSE.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[derive(Default)]
 struct HtmlWriter {
     out: String,
@@ -107,14 +145,15 @@ impl HtmlWriter {
                     CodeBlockKind::Fenced(info) => info.split([' ', '\t', ',', '{']).next().unwrap_or(""),
                     CodeBlockKind::Indented => "",
                 };
-                self.out.push_str("<div class=\"code\"><div class=\"code__bar\"><span class=\"code__lang\">");
+                self.out.push_str("<div class=\"code\"><div class=\"code__bar\">");
+                self.out.push_str(LANG_OPEN);
                 self.text(if language.is_empty() { t(Key::CodePlainText) } else { language });
-                // The page's language: a block drawn before a switch keeps the words it was drawn with.
-                self.out.push_str("</span><button type=\"button\" class=\"code__copy\" data-copy aria-label=\"");
+                // The page's language when drawn; `relabel_code_bars` says them again after a switch.
+                self.out.push_str(COPY_OPEN);
                 self.text(t(Key::CopyCode));
                 self.out.push_str("\">");
                 self.text(t(Key::Copy));
-                self.out.push_str("</button></div><pre><code");
+                self.out.push_str(BAR_CLOSE);
                 if !language.is_empty() {
                     self.out.push_str(" class=\"language-");
                     self.text(language);

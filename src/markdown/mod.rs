@@ -6,7 +6,7 @@
 
 mod html;
 
-pub use html::{escape_html, is_safe_url, render};
+pub use html::{escape_html, has_code_bar, is_safe_url, relabel_code_bars, render};
 
 use pulldown_cmark::{Event, Options, Parser};
 

@@ -157,6 +157,33 @@ fn gfm_extensions() {
 }
 
 #[test]
+fn code_bars_are_said_again_in_the_language_the_page_is_in_now() {
+    use leptos::prelude::{Owner, provide_context};
+
+    use crate::highlight::{CodeCaches, highlight_markdown};
+    use crate::i18n::Lang;
+
+    let markdown = "Text `Copy`.\n\n```\nplain <b>\n```\n\n```rust\nlet copy = \"Copy\";\n```\n";
+    let in_language = |lang: Lang, say: &dyn Fn() -> String| {
+        let owner = Owner::new();
+        owner.with(|| {
+            provide_context(lang);
+            say()
+        })
+    };
+    let english = render(markdown);
+    let chinese = in_language(Lang::ZhCn, &|| render(markdown));
+    assert!(chinese.contains(">复制</button>") && chinese.contains(">文本</span>"), "{chinese}");
+    assert_eq!(relabel_code_bars(&english), english, "in the language it was drawn in, the same");
+    assert_eq!(in_language(Lang::ZhCn, &|| relabel_code_bars(&english)), chinese);
+    assert_eq!(relabel_code_bars(&chinese), english, "and back");
+    // Highlighted, as a block is drawn once the highlighter is there.
+    let coloured = |html: &str| highlight_markdown(html, &mut CodeCaches::default());
+    assert_eq!(in_language(Lang::ZhCn, &|| relabel_code_bars(&coloured(&english))), coloured(&chinese));
+    assert!(has_code_bar(&english) && !has_code_bar(&render("Just `Copy` text.")));
+}
+
+#[test]
 fn headings_and_ordered_lists() {
     assert_eq!(render("## Two\n"), "<h2>Two</h2>");
     assert_eq!(render("3. c\n4. d\n"), "<ol start=\"3\"><li>c</li><li>d</li></ol>");

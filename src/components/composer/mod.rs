@@ -24,7 +24,7 @@ use super::client_only::ClientOnly;
 use super::picker::Picker;
 use super::usage::ContextMeter;
 use crate::draft::{self, ExportFormat, Mention, Offered, command_being_typed, mention_being_typed};
-use crate::i18n::{Key, t, tr};
+use crate::i18n::{Key, LiveText, t, tr};
 use crate::protocol::{
     AgentCommand, AgentMode, AgentOption, AttachmentLimits, AttachmentRef, ChatCommand, ChatPlanState, ContextUse,
     FileMatch, ModelInfo, PlanAction, Rerun, StreamingBehavior,
@@ -107,13 +107,17 @@ struct Commands {
     on_command: Callback<PageCommand>,
     on_model: Callback<String>,
     mode: RwSignal<AgentMode>,
-    note: RwSignal<Option<String>>,
+    note: RwSignal<Option<LiveText>>,
     models: Signal<Vec<ModelInfo>>,
     model: Signal<Option<String>>,
     busy: Signal<bool>,
     disabled: Signal<bool>,
     /// The session's agent's own commands, which go to it as text.
     agent_commands: Signal<Vec<AgentCommand>>,
+    /// Why the session's agent cannot compact (`AgentInfo::compact_unavailable`): `/compact` is refused with it.
+    /// Only this text, not the whole `AgentInfo`: a signal of a type of its own costs the suggestions' chunk its
+    /// own copy of the signal's code (about 1 KB brotli, measured).
+    compact_unavailable: Signal<Option<String>>,
 }
 
 const LIST_ID: &str = "composer-suggestions";
@@ -182,7 +186,7 @@ pub fn Composer(
     /// Asks for the workspace paths matching a mention's query; the answer goes to the reply.
     find_files: Callback<(String, FileReply)>,
     /// What the last command said (or why it was not run), shown above the message box; the page may set it too.
-    note: RwSignal<Option<String>>,
+    note: RwSignal<Option<LiveText>>,
     /// Uploads a file the user attached.
     upload: Upload,
     /// What the server lets a message attach.
@@ -191,6 +195,10 @@ pub fn Composer(
     /// The session's agent, by name (its commands carry it in the list).
     #[prop(into)]
     agent: Signal<Option<String>>,
+    /// Why the session's agent cannot compact, if it cannot (`AgentInfo::compact_unavailable`; pi): `/compact` is
+    /// refused with it and nothing is sent.
+    #[prop(into)]
+    compact_unavailable: Signal<Option<String>>,
     /// The commands the session's agent offers (an ACP agent's; none for the built-in agent).
     #[prop(into)]
     agent_commands: Signal<Vec<AgentCommand>>,
@@ -254,8 +262,20 @@ pub fn Composer(
     let is_open = Memo::new(move |_| suggestions.with(|s| s.len() > 0));
     let open = move || is_open.get();
     let composing = Composing { draft, caret, active, suggestions, input, agent };
-    let commands =
-        Commands { on_send, on_stop, on_command, on_model, mode, note, models, model, busy, disabled, agent_commands };
+    let commands = Commands {
+        on_send,
+        on_stop,
+        on_command,
+        on_model,
+        mode,
+        note,
+        models,
+        model,
+        busy,
+        disabled,
+        agent_commands,
+        compact_unavailable,
+    };
     let decision = Signal::derive(move || {
         plan.with(|p| p.as_ref().filter(|p| p.pending_decision).cloned()).filter(|_| !busy.get())
     });
@@ -279,7 +299,7 @@ pub fn Composer(
             }
             let files = attachments.refs();
             if !files.is_empty() && busy.get_untracked() {
-                note.set(Some(t(Key::AttachmentsWaitForRun).into()));
+                note.set(Some(LiveText::of(Key::AttachmentsWaitForRun)));
                 return false;
             }
             on_send.run(Outgoing { attachments: files, ..outgoing(text, mode.get_untracked(), behavior) });
@@ -464,7 +484,7 @@ pub fn Composer(
             </Show>
             })}
             <p class="composer__note" role="status" data-testid="composer-note" hidden=move || note.with(Option::is_none)>
-                {move || note.get()}
+                {move || note.with(|note| note.as_ref().map(LiveText::text))}
             </p>
             // Always in the page (empty and hidden while closed), so the box's `aria-controls` names an element that
             // exists; its entries come from the chunk.

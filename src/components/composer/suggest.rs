@@ -13,7 +13,7 @@ use crate::draft::{
     self, Draft, Offered, SlashCommand, command_being_typed, command_names, commands_starting, complete_command,
     complete_mention, mention_being_typed,
 };
-use crate::i18n::{Key, fill, t};
+use crate::i18n::{Key, LiveText, fill, t};
 use crate::protocol::{AgentCommand, AgentMode, ChatCommand, StreamingBehavior};
 
 /// What the list offers for the draft, the caret (a byte offset), the word whose list Esc closed, the last answer to
@@ -72,7 +72,9 @@ fn choose(composing: Composing, index: usize, by_enter: bool) -> bool {
             let typed_in_full = command_being_typed(&text, at) == Some(command.name());
             let (completed, at) = complete_command(&text, command.name());
             if by_enter && (typed_in_full || !command.takes_args()) {
-                composing.draft.set(completed);
+                // Run as it is: without the space completing adds for arguments, so a command refused stays in the
+                // box as typed.
+                composing.draft.set(completed.trim_end().to_owned());
                 return true;
             }
             set_draft(composing, completed, at);
@@ -187,14 +189,20 @@ fn run(commands: Commands, text: &str, behavior: StreamingBehavior) -> Option<bo
         Draft::Text => None,
         Draft::Command(command) => Some(run_command(commands, command, behavior)),
         Draft::Unknown(name) => {
-            commands.note.set(Some(fill(
+            commands.note.set(Some(LiveText::filled(
                 Key::UnknownCommand,
-                &[("command", &format!("/{name}")), ("commands", &command_names())],
+                vec![("command", format!("/{name}")), ("commands", command_names())],
             )));
             Some(false)
         }
-        Draft::Invalid(message) => {
-            commands.note.set(Some(message));
+        Draft::Invalid(_) => {
+            // Read again when drawn, so the note follows the language. Only our own commands are invalid, and the
+            // agent's commands never shadow ours, so they need not be offered again.
+            let text = text.to_owned();
+            commands.note.set(Some(LiveText::new(move || match draft::parse(&text, &[]) {
+                Draft::Invalid(message) => message,
+                Draft::Text | Draft::Command(_) | Draft::Unknown(_) => String::new(),
+            })));
             Some(false)
         }
     }
@@ -211,7 +219,7 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
         SlashCommand::Plan(text) => {
             c.mode.set(AgentMode::Plan);
             if text.is_empty() {
-                c.note.set(Some(t(Key::PlanModeNote).into()));
+                c.note.set(Some(LiveText::of(Key::PlanModeNote)));
             } else {
                 c.on_send.run(outgoing(text, AgentMode::Plan, behavior));
             }
@@ -219,7 +227,7 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
         SlashCommand::Agent(text) => {
             c.mode.set(AgentMode::Agent);
             if text.is_empty() {
-                c.note.set(Some(t(Key::AgentModeNote).into()));
+                c.note.set(Some(LiveText::of(Key::AgentModeNote)));
             } else {
                 c.on_send.run(outgoing(text, AgentMode::Agent, behavior));
             }
@@ -229,23 +237,31 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
             let names = known.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ");
             if name.is_empty() {
                 let current = c.model.get_untracked().unwrap_or_default();
-                c.note.set(Some(fill(Key::ModelsNote, &[("names", &names), ("current", &current)])));
+                c.note.set(Some(LiveText::filled(Key::ModelsNote, vec![("names", names), ("current", current)])));
                 return true;
             }
             match known.iter().find(|m| m.name.eq_ignore_ascii_case(&name)) {
                 Some(found) => {
                     c.on_model.run(found.name.clone());
-                    c.note.set(Some(fill(Key::ModelPicked, &[("name", &found.name)])));
+                    c.note.set(Some(LiveText::filled(Key::ModelPicked, vec![("name", found.name.clone())])));
                 }
                 None => {
-                    c.note.set(Some(fill(Key::NoSuchModel, &[("name", &format!("{name:?}")), ("names", &names)])));
+                    c.note.set(Some(LiveText::filled(
+                        Key::NoSuchModel,
+                        vec![("name", format!("{name:?}")), ("names", names)],
+                    )));
                     return false;
                 }
             }
         }
         SlashCommand::Compact(text) => {
+            // The session's agent cannot (pi compacts by itself): said here, and nothing is sent.
+            if let Some(why) = c.compact_unavailable.get_untracked() {
+                c.note.set(Some(LiveText::fixed(why)));
+                return false;
+            }
             if c.busy.get_untracked() {
-                c.note.set(Some(t(Key::CompactWhileRunning).into()));
+                c.note.set(Some(LiveText::of(Key::CompactWhileRunning)));
                 return false;
             }
             if c.disabled.get_untracked() {
@@ -261,31 +277,37 @@ fn run_command(c: Commands, command: SlashCommand, behavior: StreamingBehavior) 
             if c.busy.get_untracked() {
                 c.on_stop.run(());
             } else {
-                c.note.set(Some(t(Key::NothingRunning).into()));
+                c.note.set(Some(LiveText::of(Key::NothingRunning)));
             }
         }
         SlashCommand::Help => {
-            let mut lines: Vec<String> = draft::COMMANDS
-                .iter()
-                .map(|info| {
-                    let gap = if info.takes_args() { " " } else { "" };
-                    format!("/{}{gap}{} — {}", info.name, info.args_hint(), t(info.about))
-                })
-                .collect();
-            for offered in commands_starting("", &c.agent_commands.get_untracked()) {
-                match offered {
-                    Offered::Own(_) => {}
-                    Offered::Agent(command) => {
-                        let hint = command.hint.map(|hint| format!(" {hint}")).unwrap_or_default();
-                        lines.push(fill(
-                            Key::AgentsCommand,
-                            &[("command", &format!("/{}{hint}", command.name)), ("about", &command.description)],
-                        ));
-                    }
-                }
-            }
-            c.note.set(Some(lines.join("\n")));
+            let offered = c.agent_commands.get_untracked();
+            c.note.set(Some(LiveText::new(move || help(&offered))));
         }
     }
     true
+}
+
+/// `/help`'s lines: ours, then the session's agent's.
+fn help(offered: &[AgentCommand]) -> String {
+    let mut lines: Vec<String> = draft::COMMANDS
+        .iter()
+        .map(|info| {
+            let gap = if info.takes_args() { " " } else { "" };
+            format!("/{}{gap}{} — {}", info.name, info.args_hint(), t(info.about))
+        })
+        .collect();
+    for offered in commands_starting("", offered) {
+        match offered {
+            Offered::Own(_) => {}
+            Offered::Agent(command) => {
+                let hint = command.hint.map(|hint| format!(" {hint}")).unwrap_or_default();
+                lines.push(fill(
+                    Key::AgentsCommand,
+                    &[("command", &format!("/{}{hint}", command.name)), ("about", &command.description)],
+                ));
+            }
+        }
+    }
+    lines.join("\n")
 }

@@ -20,6 +20,7 @@ use super::tool::{MessageParts, top_level};
 use super::usage::UsageLine;
 use crate::highlight::{CodeCaches, has_code_block};
 use crate::i18n::{Key, fill, tr};
+use crate::markdown::{has_code_bar, relabel_code_bars};
 use crate::protocol::{ErrorPart, FilePart, Role, byte_size};
 
 /// What a message's Edit, Regenerate and version arrows do; the page provides it.
@@ -508,14 +509,17 @@ fn AttachedFileView(file: FilePart) -> impl IntoView {
 const BLOCKS_PER_GROUP: usize = 16;
 
 /// A block's HTML with its code highlighted, once the highlighter's chunk is there (the first code block asks for
-/// it; the block is drawn plain until it comes and again, same text in the same places, when it does).
+/// it; the block is drawn plain until it comes and again, same text in the same places, when it does), and its code
+/// bars in the page's language (drawn again when the language changes).
 fn highlighted(html: &str, caches: StoredValue<CodeCaches>) -> String {
-    if !has_code_block(html) {
+    if !has_code_bar(html) {
         return html.to_owned();
     }
-    highlighter()
-        .and_then(|highlighter| caches.try_update_value(|caches| (highlighter.markdown)(html, caches)))
-        .unwrap_or_else(|| html.to_owned())
+    let coloured = has_code_block(html)
+        .then(highlighter)
+        .flatten()
+        .and_then(|highlighter| caches.try_update_value(|caches| (highlighter.markdown)(html, caches)));
+    relabel_code_bars(coloured.as_deref().unwrap_or(html))
 }
 
 /// Assistant text: finished blocks are built once each; only the open tail's HTML is replaced on a delta.

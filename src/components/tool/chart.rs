@@ -7,7 +7,7 @@ use crate::components::client_only::IntoRowView;
 use serde_json::Value;
 
 use crate::chart::{Chart, Drawing, TraceKind, Viewport, draw};
-use crate::i18n::{Key, t};
+use crate::i18n::{Key, fill, t};
 
 /// The chart of a tool output (`output.chart`).
 #[component]
@@ -24,7 +24,7 @@ pub fn ChartView(
             let json = serde_json::to_string_pretty(&spec).unwrap_or_default();
             view! {
                 <div class="chart chart--malformed">
-                    <p class="chart__error">"This chart cannot be drawn: " {error.to_string()}</p>
+                    <p class="chart__error">{fill(Key::ChartNotDrawn, &[("error", &error.to_string())])}</p>
                     <pre class="chart__json">{json}</pre>
                 </div>
             }

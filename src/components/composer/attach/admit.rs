@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use super::{Attachments, Pending, Picked, Upload};
-use crate::i18n::{Key, fill};
+use crate::i18n::{Key, LiveText, fill};
 use crate::protocol::{AttachmentLimits, FilePart, byte_size};
 
 /// Admits the picked files and uploads those admitted.
@@ -23,16 +23,17 @@ impl Attachments {
     /// others were refused; the key of each admitted file, `None` for a refused one.
     pub fn admit(&self, picked: &[(String, u64)]) -> Vec<Option<u64>> {
         let limits = self.limits.get_untracked();
+        // Each refused file with the count and the total it would have made: the note says why in the page's
+        // language whenever it is drawn.
         let mut refused = Vec::new();
         let keys = picked
             .iter()
             .map(|(name, size)| {
                 let (count, total) =
                     self.list.with_untracked(|list| (list.len(), list.iter().map(|pending| pending.size).sum::<u64>()));
-                let why =
-                    file_refused(&limits, name, *size).or_else(|| message_refused(&limits, count + 1, total + size));
-                if let Some(why) = why {
-                    refused.push(why);
+                let with = (name.clone(), *size, count + 1, total + size);
+                if refusal(&limits, &with).is_some() {
+                    refused.push(with);
                     return None;
                 }
                 let key = self.next_key.get_value();
@@ -42,7 +43,9 @@ impl Attachments {
             })
             .collect();
         if !refused.is_empty() {
-            self.note.set(Some(refused.join(" · ")));
+            self.note.set(Some(LiveText::new(move || {
+                refused.iter().filter_map(|with| refusal(&limits, with)).collect::<Vec<_>>().join(" · ")
+            })));
         }
         keys
     }
@@ -58,10 +61,15 @@ impl Attachments {
             }),
             Err(why) => {
                 self.remove(key);
-                self.note.set(Some(why));
+                self.note.set(Some(LiveText::fixed(why)));
             }
         }
     }
+}
+
+/// Why a file (name, size) cannot be attached or join the others (making this count and total), if it cannot.
+fn refusal(limits: &AttachmentLimits, (name, size, count, total): &(String, u64, usize, u64)) -> Option<String> {
+    file_refused(limits, name, *size).or_else(|| message_refused(limits, *count, *total))
 }
 
 /// Why a file cannot be attached, in the page's language: the rule of `AttachmentLimits::file_refused`, whose
@@ -92,7 +100,7 @@ mod tests {
     use super::*;
     use crate::protocol::AttachmentRef;
 
-    fn attachments(limits: AttachmentLimits) -> (Attachments, RwSignal<Option<String>>) {
+    fn attachments(limits: AttachmentLimits) -> (Attachments, RwSignal<Option<LiveText>>) {
         let note = RwSignal::new(None);
         (Attachments::new(Signal::stored(limits), note), note)
     }
@@ -110,14 +118,14 @@ mod tests {
         let keys = attachments.admit(&[("a.png".into(), 90), ("big.png".into(), 101), ("b.txt".into(), 70)]);
         assert_eq!(keys, vec![Some(0), None, None]);
         assert_eq!(
-            note.get_untracked().as_deref(),
+            note.get_untracked().map(|note| note.text()).as_deref(),
             Some(
                 "big.png is 101 B; a file may be at most 100 B · a message's attachments may come to at most 150 B; \
                  these come to 160 B"
             )
         );
         assert_eq!(attachments.admit(&[("empty.txt".into(), 0)]), vec![None]);
-        assert_eq!(note.get_untracked().as_deref(), Some("empty.txt is empty"));
+        assert_eq!(note.get_untracked().map(|note| note.text()).as_deref(), Some("empty.txt is empty"));
         assert!(attachments.is_uploading());
     }
 
@@ -132,7 +140,10 @@ mod tests {
         assert!(attachments.is_uploading());
         attachments.uploaded(keys[1].unwrap(), Err("b.png is not a PNG image: its bytes are not one".into()));
         assert!(!attachments.is_uploading());
-        assert_eq!(note.get_untracked().as_deref(), Some("b.png is not a PNG image: its bytes are not one"));
+        assert_eq!(
+            note.get_untracked().map(|note| note.text()).as_deref(),
+            Some("b.png is not a PNG image: its bytes are not one")
+        );
         assert_eq!(attachments.list.get_untracked().len(), 1);
         // A chip removed while its upload ran stays removed.
         let later = attachments.admit(&[("c.png".into(), 10)])[0].unwrap();

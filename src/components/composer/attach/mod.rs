@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 
+use crate::i18n::LiveText;
 use crate::protocol::{AttachmentLimits, AttachmentRef, FilePart};
 
 mod admit;
@@ -53,11 +54,11 @@ pub struct Attachments {
     pub list: RwSignal<Vec<Pending>>,
     next_key: StoredValue<u64>,
     limits: Signal<AttachmentLimits>,
-    note: RwSignal<Option<String>>,
+    note: RwSignal<Option<LiveText>>,
 }
 
 impl Attachments {
-    pub fn new(limits: Signal<AttachmentLimits>, note: RwSignal<Option<String>>) -> Attachments {
+    pub fn new(limits: Signal<AttachmentLimits>, note: RwSignal<Option<LiveText>>) -> Attachments {
         Attachments { list: RwSignal::new(Vec::new()), next_key: StoredValue::new(0), limits, note }
     }
 
