@@ -13,17 +13,22 @@
 //   - fling: from the end to the top by 1,200 px per animation frame: frames, gaps between frames over 32 ms, the
 //     longest gap, and the longest main-thread task in a Chromium trace of it.
 // BENCH_REPEAT rounds (default 5), alternating the binaries; the summary gives the medians. BENCH_BINS defaults to
-// CHATWIRE_BIN.
+// CHATWIRE_BIN. BENCH_PKG_DIRS (as in stream.mjs: split builds' `pkg` directories, `-` for the binary's own) has each
+// binary serve each of those client builds in turn: client changes compare without building the server. A client
+// served that way goes through Playwright's request interception, which slows the open; compare pkg dirs with pkg
+// dirs, not with `-`.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, CHROMIUM_PATH, getPage, makeTempDir, removeDir, seedSession, startServer } from '../tests/support.mjs';
+import { servePkg } from './serve-pkg.mjs';
 import { pageTasks, readTrace } from './trace.mjs';
 
 const SIZES = [100, 1000];
 const ROUNDS = Math.max(1, Number(process.env.BENCH_REPEAT ?? 5));
 const BINS = (process.env.BENCH_BINS ?? process.env.CHATWIRE_BIN ?? '').split(',').filter(Boolean);
 const FLING_PX = 1200;
+const PKG_DIRS = (process.env.BENCH_PKG_DIRS ?? '-').split(',').filter(Boolean);
 
 const ANSWER = [
   'Here is what the change does, step by step.',
@@ -50,7 +55,7 @@ function seed(server, runs) {
   return seedSession(server, `${2 * runs} messages`, Array.from({ length: runs }, (_, i) => `Question number ${i}`));
 }
 
-async function measure(server, sessionId) {
+async function measure(server, sessionId, pkgDir) {
   const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block' });
@@ -58,6 +63,7 @@ async function measure(server, sessionId) {
     const [name, ...value] = cookie.split('=');
     await context.addCookies([{ name, value: value.join('='), url: server.origin }]);
     const page = await context.newPage();
+    if (pkgDir !== '-') await servePkg(page, path.resolve(pkgDir));
     await page.goto(server.origin, { waitUntil: 'load' });
     await page.waitForSelector('.app[data-hydrated="true"]', { state: 'attached', timeout: 30_000 });
 
@@ -130,15 +136,18 @@ async function main() {
     for (const runs of SIZES) sessions.push(await seed(seeding, runs));
     await seeding.stop();
     console.log(`seeded ${SIZES.map((runs) => 2 * runs).join(' and ')} messages in ${Math.round((Date.now() - started) / 1000)} s`);
-    const results = new Map(BINS.map((bin) => [bin, SIZES.map(() => [])]));
+    const variant = (bin, pkgDir) => (pkgDir === '-' ? bin : `${bin} [${pkgDir}]`);
+    const results = new Map(BINS.flatMap((bin) => PKG_DIRS.map((pkgDir) => [variant(bin, pkgDir), SIZES.map(() => [])])));
     for (let round = 0; round < ROUNDS; round++) {
       for (const bin of BINS) {
         const server = await serve(bin);
         try {
-          for (const [index, sessionId] of sessions.entries()) {
-            const result = await measure(server, sessionId);
-            results.get(bin)[index].push(result);
-            console.log(JSON.stringify({ round: round + 1, bin, messages: 2 * SIZES[index], ...result }));
+          for (const pkgDir of PKG_DIRS) {
+            for (const [index, sessionId] of sessions.entries()) {
+              const result = await measure(server, sessionId, pkgDir);
+              results.get(variant(bin, pkgDir))[index].push(result);
+              console.log(JSON.stringify({ round: round + 1, variant: variant(bin, pkgDir), messages: 2 * SIZES[index], ...result }));
+            }
           }
         } finally {
           await server.stop();

@@ -5,6 +5,7 @@
 //! A text part keeps its [`MarkdownStream`], so a delta re-parses only the answer's open tail block.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -175,8 +176,10 @@ impl TranscriptRows {
         self.view.clone()
     }
 
-    /// Brings the rows to `snapshot`, setting only the signals of what changed.
-    pub fn sync(&mut self, snapshot: &ChatSnapshot) -> SyncReport {
+    /// Brings the rows to `snapshot`, setting only the signals of what changed. The text of a message the page has
+    /// not built (`built` says which are, by position) is parsed only once it is built ([`Self::render_markdown`]):
+    /// a session of thousands of answers opens without parsing them all.
+    pub fn sync(&mut self, snapshot: &ChatSnapshot, built: &dyn Fn(usize) -> bool) -> SyncReport {
         let mut report = SyncReport::default();
         // Answers follow the first message: the parser is fetched now rather than when their text arrives.
         let parser = if snapshot.messages.is_empty() { None } else { parser_or_load() };
@@ -210,7 +213,8 @@ impl TranscriptRows {
         let streaming = snapshot.run.as_ref().map(|run| run.message);
         let branched = snapshot.tree.has_branches();
         for (index, (state, message)) in self.rows.iter_mut().zip(&snapshot.messages).enumerate() {
-            sync_parts(state, message, streaming == Some(index), parser, &mut report);
+            let markdown = if built(index) { Markdown::of(parser) } else { Markdown::Later };
+            sync_parts(state, message, streaming == Some(index), markdown, &mut report);
             let place = if branched { BranchPlace::of(snapshot, &message.id) } else { None };
             set_if_changed(&state.row.place, &place);
             // Compared before cloning: a sync runs per batch of frames, and the summary rarely changes.
@@ -226,13 +230,45 @@ impl TranscriptRows {
         }
         report
     }
+
+    /// Parses the text of the messages at `messages` (positions) that [`Self::sync`] left for later, before the page
+    /// builds them.
+    pub fn render_markdown(&mut self, snapshot: &ChatSnapshot, messages: Range<usize>) {
+        let markdown = Markdown::of(parser_or_load());
+        let rows = self.rows.iter_mut().zip(&snapshot.messages).skip(messages.start).take(messages.len());
+        // Rows not yet in step with the snapshot (a message added since the last sync) wait for the next sync.
+        for (state, message) in rows.filter(|(state, message)| state.row.id == message.id) {
+            for (part_state, part) in state.parts.iter_mut().zip(&message.parts) {
+                if matches!(part_state.row.content, PartSignals::Text(_)) {
+                    update_part(part_state, part, false, markdown);
+                }
+            }
+        }
+    }
+}
+
+/// What becomes of an answer's text in a sync.
+#[derive(Clone, Copy)]
+enum Markdown {
+    /// Parsed into blocks.
+    Parsed(SyncMarkdown),
+    /// Shown as plain text: the parser's chunk is on its way.
+    Unparsed,
+    /// Left as it is: the message is not built, and is parsed when it is.
+    Later,
+}
+
+impl Markdown {
+    fn of(parser: Option<SyncMarkdown>) -> Self {
+        parser.map_or(Markdown::Unparsed, Markdown::Parsed)
+    }
 }
 
 fn sync_parts(
     state: &mut RowState,
     message: &ChatMessage,
     streaming: bool,
-    parser: Option<SyncMarkdown>,
+    markdown: Markdown,
     report: &mut SyncReport,
 ) {
     let same_parts = state.parts.len() == message.parts.len()
@@ -257,8 +293,15 @@ fn sync_parts(
     }
     let last = message.parts.len().saturating_sub(1);
     for (index, (part_state, part)) in state.parts.iter_mut().zip(&message.parts).enumerate() {
-        let changed = update_part(part_state, part, streaming && index == last, parser);
         let created = std::mem::take(&mut part_state.new);
+        // A part made in this sync holds a copy of its content already; comparing it again costs a session of
+        // thousands of tool calls tens of milliseconds on open. Text and thinking still need their first update.
+        let copied = created
+            && match part_state.row.content {
+                PartSignals::Plain(_) | PartSignals::Error(_) | PartSignals::File(_) | PartSignals::Tool(_) => true,
+                PartSignals::Text(_) | PartSignals::Thinking { .. } => false,
+            };
+        let changed = !copied && update_part(part_state, part, streaming && index == last, markdown);
         if changed || created {
             report.parts_updated.push((message.id.clone(), part_state.row.key.clone()));
         }
@@ -289,20 +332,24 @@ fn new_part(key: PartKey, part: &ChatMessagePart, role: Role) -> PartState {
 }
 
 /// Sets the part's signals that differ from `part`; returns whether any did.
-fn update_part(state: &mut PartState, part: &ChatMessagePart, open: bool, parser: Option<SyncMarkdown>) -> bool {
+fn update_part(state: &mut PartState, part: &ChatMessagePart, open: bool, markdown: Markdown) -> bool {
     match (&state.row.content, part) {
         (PartSignals::Text(signals), ChatMessagePart::Text(text)) => {
             let stream = state.markdown.get_or_insert_with(MarkdownStream::default);
             if stream.source() == text.text {
                 return false;
             }
-            let Some(sync_markdown) = parser else {
+            let sync_markdown = match markdown {
+                Markdown::Parsed(sync_markdown) => sync_markdown,
                 // Unformatted until the parser is there; the stream stays empty, so the sync after its arrival
                 // renders the whole text.
-                let mut plain = String::from("<p class=\"markdown__unparsed\">");
-                escape_html(&mut plain, &text.text);
-                plain.push_str("</p>");
-                return set_if_changed(&signals.tail, &plain);
+                Markdown::Unparsed => {
+                    let mut plain = String::from("<p class=\"markdown__unparsed\">");
+                    escape_html(&mut plain, &text.text);
+                    plain.push_str("</p>");
+                    return set_if_changed(&signals.tail, &plain);
+                }
+                Markdown::Later => return false,
             };
             let finished_before = stream.finished().len();
             let kept = sync_markdown(stream, &text.text);

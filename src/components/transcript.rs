@@ -7,7 +7,7 @@ use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::client_only::{ClientOnly, IntoRowView};
-use super::message::{message_row, sync_rows, track_message_rows};
+use super::message::{message_row, render_markdown, sync_rows, track_message_rows};
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
 use crate::chat_state::ChatSnapshot;
@@ -53,9 +53,25 @@ pub fn Transcript(
     #[prop(into)]
     now: Signal<f64>,
 ) -> impl IntoView {
+    // The groups built because they are near the viewport (the last `ALWAYS_BUILT` are built anyway), and the
+    // height each group had when it was last drawn.
+    let near = RwSignal::new(0..0);
+    let heights = StoredValue::new(Vec::<Option<f64>>::new());
+    let is_built =
+        move |group: usize, count: usize| group + ALWAYS_BUILT >= count || near.with(|near| near.contains(&group));
+    // Which of a snapshot's messages (by position) are built, as the rows' sync asks: their text is parsed now,
+    // the others' when their group is built.
+    let built_in = move |snapshot: &ChatSnapshot| {
+        let count = snapshot.messages.len().div_ceil(MESSAGE_GROUP);
+        let near = near.get_untracked();
+        move |message: usize| {
+            let group = message / MESSAGE_GROUP;
+            group + ALWAYS_BUILT >= count || near.contains(&group)
+        }
+    };
     let rows = StoredValue::new(chat.with_untracked(|snapshot| {
         let mut rows = TranscriptRows::default();
-        sync_rows(&mut rows, snapshot);
+        sync_rows(&mut rows, snapshot, &built_in(snapshot));
         rows
     }));
     let message_rows = RwSignal::from(rows.with_value(TranscriptRows::view));
@@ -70,12 +86,6 @@ pub fn Transcript(
         element.set_scroll_top(element.scroll_height());
         own_scroll_top.set_value(Some(element.scroll_top()));
     };
-    // The groups built because they are near the viewport (the last `ALWAYS_BUILT` are built anyway), and the
-    // height each group had when it was last drawn.
-    let near = RwSignal::new(0..0);
-    let heights = StoredValue::new(Vec::<Option<f64>>::new());
-    let is_built =
-        move |group: usize, count: usize| group + ALWAYS_BUILT >= count || near.with(|near| near.contains(&group));
     // A box stands in for an unbuilt group: as tall as the group was, else as the groups measured so far on average.
     let box_height = move |group: usize| {
         heights.with_value(|heights| {
@@ -156,8 +166,9 @@ pub fn Transcript(
     let sync_scheduled = StoredValue::new(false);
     let sync_rows = move || {
         sync_scheduled.set_value(false);
-        let report =
-            chat.with_untracked(|snapshot| rows.try_update_value(|rows| sync_rows(rows, snapshot))).unwrap_or_default();
+        let report = chat
+            .with_untracked(|snapshot| rows.try_update_value(|rows| sync_rows(rows, snapshot, &built_in(snapshot))))
+            .unwrap_or_default();
         if report.session_replaced {
             near.set(0..0);
             heights.set_value(Vec::new());
@@ -274,6 +285,10 @@ pub fn Transcript(
                         {
                             let built = Memo::new(move |_| is_built(group, group_count()));
                             move || if built.get() {
+                                let messages = group * MESSAGE_GROUP..(group + 1) * MESSAGE_GROUP;
+                                untrack(|| chat.with(|snapshot| {
+                                    rows.try_update_value(|rows| render_markdown(rows, snapshot, messages))
+                                }));
                                 view! {
                                     <div class="message-group">
                                         <For each=move || group_rows(group) key=|row| row.id.clone() let:row>

@@ -9,7 +9,7 @@ use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
 
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
-pub use self::split::{message_row, prefetch_message_rows, sync_rows, track_message_rows};
+pub use self::split::{message_row, prefetch_message_rows, render_markdown, sync_rows, track_message_rows};
 use crate::components::client_only::{IntoRowView, RowView, show_or};
 
 use super::changes::{ChangesLoad, ChangesRow};
@@ -63,8 +63,18 @@ pub fn prefetch_message_rows() {}
 pub fn sync_rows(
     rows: &mut super::rows::TranscriptRows,
     snapshot: &crate::chat_state::ChatSnapshot,
+    built: &dyn Fn(usize) -> bool,
 ) -> super::rows::SyncReport {
-    rows.sync(snapshot)
+    rows.sync(snapshot, built)
+}
+
+#[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]
+pub fn render_markdown(
+    rows: &mut super::rows::TranscriptRows,
+    snapshot: &crate::chat_state::ChatSnapshot,
+    messages: std::ops::Range<usize>,
+) {
+    rows.render_markdown(snapshot, messages);
 }
 
 #[cfg(not(all(feature = "hydrate", not(feature = "ssr"))))]

@@ -6,6 +6,8 @@
 //! chat's suggestions), the session kept in the reducer's snapshot meanwhile, and the rows are built whole once the
 //! chunk arrives. A failed fetch is retried (see `LazyChunk`).
 
+use std::ops::Range;
+
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
 use crate::chat_state::ChatSnapshot;
@@ -17,26 +19,39 @@ use crate::components::rows::{MessageRow, SyncReport, TranscriptRows};
 #[derive(Clone, Copy)]
 struct Rows {
     build: fn(MessageRow) -> RowView,
-    sync: fn(&mut TranscriptRows, &ChatSnapshot) -> SyncReport,
+    sync: fn(&mut TranscriptRows, &ChatSnapshot, &dyn Fn(usize) -> bool) -> SyncReport,
+    render_markdown: fn(&mut TranscriptRows, &ChatSnapshot, Range<usize>),
 }
 
 /// The split point: everything only this reaches goes into the chunk.
 #[wasm_split(message_rows, fallible)]
 fn builder() -> Result<Rows, SplitLoaderError> {
-    Ok(Rows { build: super::build_message, sync: TranscriptRows::sync })
+    Ok(Rows {
+        build: super::build_message,
+        sync: TranscriptRows::sync,
+        render_markdown: TranscriptRows::render_markdown,
+    })
 }
 
 static MESSAGES: LazyChunk<Rows> = LazyChunk::new("the transcript's message rows");
 
 /// Brings `rows` to `snapshot` once the chunk is here; until then nothing (and the chunk is fetched). Called from
 /// an effect that [`track_message_rows`] makes run again when the chunk arrives.
-pub fn sync_rows(rows: &mut TranscriptRows, snapshot: &ChatSnapshot) -> SyncReport {
+pub fn sync_rows(rows: &mut TranscriptRows, snapshot: &ChatSnapshot, built: &dyn Fn(usize) -> bool) -> SyncReport {
     // An empty chat has no rows to keep, and does not fetch the chunk for them: its first message (or the message
     // box's focus) does.
     let rows_code = if snapshot.messages.is_empty() { MESSAGES.loaded() } else { MESSAGES.get_or_load(builder) };
     match rows_code {
-        Some(loaded) => (loaded.sync)(rows, snapshot),
+        Some(loaded) => (loaded.sync)(rows, snapshot, built),
         None => SyncReport::default(),
+    }
+}
+
+/// Parses the text of the messages at `messages` before they are built (`TranscriptRows::render_markdown`). Rows
+/// exist only once the chunk has synced them, so its code is here by then.
+pub fn render_markdown(rows: &mut TranscriptRows, snapshot: &ChatSnapshot, messages: Range<usize>) {
+    if let Some(loaded) = MESSAGES.loaded() {
+        (loaded.render_markdown)(rows, snapshot, messages);
     }
 }
 

@@ -55,7 +55,7 @@ fn feed(snapshot: &mut ChatSnapshot, rows: &mut TranscriptRows, frames: &[ChatFr
     for frame in frames {
         apply(snapshot, frame);
     }
-    rows.sync(snapshot)
+    rows.sync(snapshot, &|_| true)
 }
 
 fn text_signals(rows: &TranscriptRows, message: usize, part: usize) -> MarkdownSignals {
@@ -104,6 +104,40 @@ fn a_delta_updates_only_the_streaming_part() {
         // The earlier answer's signals are the same ones, with the same content.
         assert!(first_answer.blocks.get_untracked().is_empty());
         assert_eq!(first_answer.tail.get_untracked(), "<p>Answer one.</p>");
+    });
+}
+
+#[test]
+fn the_text_of_a_message_not_built_is_parsed_when_it_is() {
+    let owner = Owner::new();
+    owner.with(|| {
+        let mut snapshot = ChatSnapshot::default();
+        for frame in [start(1, "a1"), user(2, "first"), delta(3, "# Old\n\nAnswer *one*.")] {
+            apply(&mut snapshot, &frame);
+        }
+        let done = done(4, &snapshot);
+        apply(&mut snapshot, &done);
+        for frame in [start(5, "a2"), user(6, "second"), delta(7, "Answer two.")] {
+            apply(&mut snapshot, &frame);
+        }
+        let mut rows = TranscriptRows::default();
+        let report = rows.sync(&snapshot, &|message| message >= 2);
+        assert!(report.rows_changed);
+
+        let old = text_signals(&rows, 1, 0);
+        assert!(old.blocks.get_untracked().is_empty(), "a message not built is not parsed");
+        assert_eq!(old.tail.get_untracked(), "");
+        assert_eq!(text_signals(&rows, 3, 0).tail.get_untracked(), "<p>Answer two.</p>");
+
+        rows.render_markdown(&snapshot, 0..2);
+        let html = |signals: &MarkdownSignals| {
+            let blocks = signals.blocks.get_untracked();
+            blocks.iter().map(|block| block.html.to_string()).collect::<String>() + &signals.tail.get_untracked()
+        };
+        assert_eq!(html(&old), "<h1>Old</h1><p>Answer <em>one</em>.</p>");
+        // Parsed once: a later sync with the message built finds nothing to do.
+        let report = rows.sync(&snapshot, &|_| true);
+        assert!(report.parts_updated.is_empty(), "{report:?}");
     });
 }
 
