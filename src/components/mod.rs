@@ -6,6 +6,7 @@ mod changes;
 mod client_only;
 mod composer;
 mod drawer;
+mod groups;
 mod highlight;
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 mod lazy_chunk;

@@ -1,12 +1,13 @@
 //! The transcript: keyed message rows that follow new output while the reader is at the bottom, or an empty state
 //! with prompt suggestions and, for a returning user, the sessions they worked in last.
 
-use std::ops::Range;
-
 use leptos::either::Either;
 use leptos::prelude::*;
 
 use super::client_only::{ClientOnly, IntoRowView};
+#[cfg(not(feature = "hydrate"))]
+use super::groups::GroupPlace;
+use super::groups::{GroupHeights, GroupLayout, anchor_group, groups_in_view, groups_near, next_near};
 use super::message::{message_row, render_markdown, sync_rows, track_message_rows};
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
@@ -19,20 +20,14 @@ const SUGGESTIONS: [Key; 3] = [Key::SuggestExplain, Key::SuggestFix, Key::Sugges
 /// How many of the latest sessions the empty state offers to go back to; the sidebar lists them all.
 const RECENT_SESSIONS: usize = 5;
 
-/// Messages are built into the page in groups of this many, and only the groups near the viewport are: the others
-/// are empty boxes of the height they had when last drawn, so a session of thousands of messages opens as fast as a
-/// short one and the scroll bar does not jump (docs/decisions.md, "Long sessions").
-const MESSAGE_GROUP: usize = 16;
+/// Messages are built into the page in groups of this many (a question and its answer), and only the groups near
+/// the viewport are, one more each frame: the others are empty boxes of the height they had when last drawn, so a
+/// session of thousands of messages opens as fast as a short one, a fling builds a little each frame, and the scroll
+/// bar does not jump (docs/decisions.md, "Long sessions").
+const MESSAGE_GROUP: usize = 2;
 
 /// The last groups are always built: the answer that streams is in them, and a session opens at its end.
 const ALWAYS_BUILT: usize = 2;
-
-/// How far beyond the viewport, above and below, groups are built before the reader reaches them, in viewport
-/// heights: a fling covers about one viewport height per frame.
-const BUILD_MARGIN: f64 = 1.5;
-
-/// The height of a group that was never drawn, while no group has been measured yet.
-const UNMEASURED_GROUP_HEIGHT: f64 = 1600.0;
 
 /// How close to the bottom, in pixels, still counts as "at the bottom" (a wheel notch or rounding).
 const BOTTOM_SLACK: i32 = 48;
@@ -53,21 +48,19 @@ pub fn Transcript(
     #[prop(into)]
     now: Signal<f64>,
 ) -> impl IntoView {
-    // The groups built because they are near the viewport (the last `ALWAYS_BUILT` are built anyway), and the
-    // height each group had when it was last drawn.
-    let near = RwSignal::new(0..0);
-    let heights = StoredValue::new(Vec::<Option<f64>>::new());
-    let is_built =
-        move |group: usize, count: usize| group + ALWAYS_BUILT >= count || near.with(|near| near.contains(&group));
+    // The groups built because they are near the viewport (the last `ALWAYS_BUILT` are built anyway), sorted; the
+    // signals that say which groups are built; and the height each group had when it was last drawn.
+    let near = StoredValue::new(Vec::<usize>::new());
+    let flags = StoredValue::new(BuiltFlags::default());
+    let heights = StoredValue::new(GroupHeights::default());
+    let is_built = move |group: usize, count: usize| {
+        group + ALWAYS_BUILT >= count || near.with_value(|near| near.binary_search(&group).is_ok())
+    };
     // Which of a snapshot's messages (by position) are built, as the rows' sync asks: their text is parsed now,
     // the others' when their group is built.
     let built_in = move |snapshot: &ChatSnapshot| {
         let count = snapshot.messages.len().div_ceil(MESSAGE_GROUP);
-        let near = near.get_untracked();
-        move |message: usize| {
-            let group = message / MESSAGE_GROUP;
-            group + ALWAYS_BUILT >= count || near.contains(&group)
-        }
+        move |message: usize| is_built(message / MESSAGE_GROUP, count)
     };
     let rows = StoredValue::new(chat.with_untracked(|snapshot| {
         let mut rows = TranscriptRows::default();
@@ -86,20 +79,17 @@ pub fn Transcript(
         element.set_scroll_top(element.scroll_height());
         own_scroll_top.set_value(Some(element.scroll_top()));
     };
-    // A box stands in for an unbuilt group: as tall as the group was, else as the groups measured so far on average.
-    let box_height = move |group: usize| {
-        heights.with_value(|heights| {
-            heights.get(group).copied().flatten().unwrap_or_else(|| {
-                let measured: Vec<f64> = heights.iter().flatten().copied().collect();
-                if measured.is_empty() {
-                    UNMEASURED_GROUP_HEIGHT
-                } else {
-                    measured.iter().sum::<f64>() / measured.len() as f64
-                }
+    let group_count_now = move || message_rows.with_untracked(|rows| rows.len().div_ceil(MESSAGE_GROUP));
+    // Brings the groups' signals to what is built now: after the groups near changed, or the number of groups did.
+    let refresh_built = move || {
+        let count = group_count_now();
+        let near_now = near.get_value();
+        flags.update_value(|flags| {
+            flags.refresh(near_now.into_iter().chain(count.saturating_sub(ALWAYS_BUILT)..count), |group| {
+                is_built(group, count)
             })
-        })
+        });
     };
-
     // Once the views have applied what just changed (their effects run as tasks on the microtask queue, before the
     // frame renders), in that same frame: a scroll one animation frame later made the browser lay out and paint twice.
     let scroll_to_bottom = move || {
@@ -114,26 +104,41 @@ pub fn Transcript(
     };
     // Builds the groups near the viewport and lets go of the others, keeping what the reader looks at in place: the
     // first group that reaches into the viewport keeps its distance from the viewport's top, whatever was built or
-    // let go above it.
+    // let go above it. One group is built a frame (`next_near`); while more are wanted, the next frame places again.
+    let place_again = Trigger::new();
+    let place_pending = StoredValue::new(false);
     let place_groups = move || {
         let (Some(element), Some(rows)) = (scroller.get_untracked(), rows_box.get_untracked()) else { return };
-        let layout = group_layout(&rows);
+        let layout = GroupBoxes::of(&rows);
+        let count = layout.len();
+        let lit = flags.with_value(|flags| flags.lit.clone());
         heights.update_value(|heights| {
-            heights.resize(layout.len(), None);
-            for (height, place) in heights.iter_mut().zip(&layout) {
-                if place.built {
-                    *height = Some(place.height);
+            for group in lit {
+                if let Some(height) = layout.drawn_height(group) {
+                    heights.record(group, height);
                 }
             }
         });
         let top = f64::from(element.scroll_top());
-        let wanted = groups_near(&layout, top, f64::from(element.client_height()));
-        if near.get_untracked() == wanted {
+        let view_height = f64::from(element.client_height());
+        let wanted = groups_near(&layout, top, view_height);
+        let in_view = groups_in_view(&layout, top, view_height);
+        let always = count.saturating_sub(ALWAYS_BUILT)..count;
+        let (next, more) = near.with_value(|near| next_near(near, wanted, in_view, always));
+        if more && !place_pending.get_value() {
+            place_pending.set_value(true);
+            request_animation_frame(move || {
+                place_pending.set_value(false);
+                place_again.notify();
+            });
+        }
+        if near.with_value(|near| *near == next) {
             return;
         }
-        let anchor = layout.iter().position(|place| place.top + place.height > top);
-        let offset = anchor.map(|group| layout[group].top - top);
-        near.set(wanted);
+        let anchor = anchor_group(&layout, top);
+        let offset = anchor.and_then(|group| layout.place(group)).map(|place| place.top - top);
+        near.set_value(next);
+        refresh_built();
         leptos::task::spawn_local(async move {
             leptos::task::tick().await;
             let (Some(element), Some(rows)) = (scroller.get_untracked(), rows_box.get_untracked()) else { return };
@@ -142,7 +147,7 @@ pub fn Transcript(
                 return;
             }
             let (Some(anchor), Some(offset)) = (anchor, offset) else { return };
-            let Some(place) = group_layout(&rows).get(anchor).copied() else { return };
+            let Some(place) = GroupBoxes::of(&rows).place(anchor) else { return };
             let wanted_top = place.top - offset;
             // The browser's own scroll anchoring may have done it already.
             if (f64::from(element.scroll_top()) - wanted_top).abs() > 1.0 {
@@ -150,6 +155,10 @@ pub fn Transcript(
             }
         });
     };
+    Effect::new(move |_| {
+        place_again.track();
+        untrack(place_groups);
+    });
     // The rows grow after they changed, too: markdown blocks are laid out at their size only once on screen, the
     // highlighter colours code when its chunk arrives. While following, the view stays at the bottom through that.
     on_resize(rows_box, move || {
@@ -170,11 +179,14 @@ pub fn Transcript(
             .with_untracked(|snapshot| rows.try_update_value(|rows| sync_rows(rows, snapshot, &built_in(snapshot))))
             .unwrap_or_default();
         if report.session_replaced {
-            near.set(0..0);
-            heights.set_value(Vec::new());
+            near.set_value(Vec::new());
+            heights.update_value(GroupHeights::clear);
             if !follow.get_untracked() {
                 follow.set(true);
             }
+        }
+        if report.rows_changed {
+            refresh_built();
         }
         let changed = report.rows_changed || !report.parts_updated.is_empty();
         if changed && follow.get_untracked() {
@@ -283,7 +295,9 @@ pub fn Transcript(
                     <div class="transcript__rows" node_ref=rows_box>
                     <For each=move || 0..group_count() key=|group| *group let:group>
                         {
-                            let built = Memo::new(move |_| is_built(group, group_count()));
+                            let count = group_count_now();
+                            let built =
+                                flags.try_update_value(|flags| flags.flag(group, is_built(group, count))).unwrap_or_default();
                             move || if built.get() {
                                 let messages = group * MESSAGE_GROUP..(group + 1) * MESSAGE_GROUP;
                                 untrack(|| chat.with(|snapshot| {
@@ -302,7 +316,9 @@ pub fn Transcript(
                                     <div
                                         class="message-group message-group--unbuilt"
                                         data-messages=move || group_message_ids(group)
-                                        style:height=format!("{}px", fixed(box_height(group), 2))
+                                        style:height=move || {
+                                            format!("{}px", fixed(heights.with_value(|heights| heights.estimate(group)), 2))
+                                        }
                                     ></div>
                                 }
                                 .into_row_view()
@@ -324,33 +340,72 @@ pub fn Transcript(
     }
 }
 
-/// Where a message group is in the transcript's scrolled content, in pixels.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct GroupPlace {
-    top: f64,
-    height: f64,
-    /// Built, rather than a box standing in for it.
-    built: bool,
+/// One signal per group saying whether it is built, and which are: a change of what is near the viewport sets only
+/// the groups it builds or lets go, rather than waking a memo per group of thousands.
+#[derive(Default)]
+struct BuiltFlags {
+    flags: Vec<ArcRwSignal<bool>>,
+    /// The groups whose signal says built, sorted.
+    lit: Vec<usize>,
 }
 
-/// The groups to build for a viewport `view_height` tall scrolled to `top`: those that reach within `BUILD_MARGIN`
-/// viewport heights of it.
-fn groups_near(layout: &[GroupPlace], top: f64, view_height: f64) -> Range<usize> {
-    let margin = BUILD_MARGIN * view_height;
-    let (from, to) = (top - margin, top + view_height + margin);
-    let start = layout.iter().position(|place| place.top + place.height >= from).unwrap_or(layout.len());
-    let end = layout.iter().rposition(|place| place.top <= to).map_or(start, |last| (last + 1).max(start));
-    start..end
+impl BuiltFlags {
+    /// The signal of `group`, saying `built`.
+    fn flag(&mut self, group: usize, built: bool) -> ArcRwSignal<bool> {
+        while self.flags.len() <= group {
+            self.flags.push(ArcRwSignal::new(false));
+        }
+        self.set(group, built);
+        self.flags[group].clone()
+    }
+
+    fn set(&mut self, group: usize, built: bool) {
+        let flag = &self.flags[group];
+        if flag.get_untracked() != built {
+            flag.set(built);
+        }
+        match (built, self.lit.binary_search(&group)) {
+            (true, Err(at)) => self.lit.insert(at, group),
+            (false, Ok(at)) => {
+                self.lit.remove(at);
+            }
+            (true, Ok(_)) | (false, Err(_)) => {}
+        }
+    }
+
+    /// Brings the signals of the groups lit and of `candidates` to `is_built`; no other can have changed.
+    fn refresh(&mut self, candidates: impl Iterator<Item = usize>, is_built: impl Fn(usize) -> bool) {
+        let groups: Vec<usize> =
+            self.lit.iter().copied().chain(candidates).filter(|group| *group < self.flags.len()).collect();
+        for group in groups {
+            self.set(group, is_built(group));
+        }
+    }
 }
 
-/// The message groups' places in the transcript, in order: the children of its rows' box.
-fn group_layout(rows: &leptos::web_sys::HtmlDivElement) -> Vec<GroupPlace> {
-    #[cfg(feature = "hydrate")]
-    return browser::group_layout(rows);
-    #[cfg(not(feature = "hydrate"))]
-    {
-        let _ = rows;
-        Vec::new()
+#[cfg(not(feature = "hydrate"))]
+struct GroupBoxes;
+
+/// The server renders no rows: there is nothing to place.
+#[cfg(not(feature = "hydrate"))]
+impl GroupBoxes {
+    fn of(_rows: &leptos::web_sys::HtmlDivElement) -> Self {
+        GroupBoxes
+    }
+
+    fn drawn_height(&self, _group: usize) -> Option<f64> {
+        None
+    }
+}
+
+#[cfg(not(feature = "hydrate"))]
+impl GroupLayout for GroupBoxes {
+    fn len(&self) -> usize {
+        0
+    }
+
+    fn place(&self, _group: usize) -> Option<GroupPlace> {
+        None
     }
 }
 
@@ -380,6 +435,9 @@ fn copy(event: leptos::ev::MouseEvent, chat: ReadSignal<ChatSnapshot>) {
 }
 
 #[cfg(feature = "hydrate")]
+use browser::GroupBoxes;
+
+#[cfg(feature = "hydrate")]
 mod browser {
     use std::time::Duration;
 
@@ -389,23 +447,42 @@ mod browser {
     use wasm_bindgen_futures::JsFuture;
     use web_sys::Element;
 
-    use super::GroupPlace;
     use crate::chat_state::ChatSnapshot;
+    use crate::components::groups::{GroupLayout, GroupPlace};
     use crate::i18n::{Key, t};
 
-    /// Offsets are from the transcript, which is the groups' offset parent (`position: relative`). The box's own
-    /// children, not a search of the transcript by class: that walked every element of every message on each
-    /// scroll event, since the streamed text keeps changing the tree (0.4 ms a scroll at 64 KB of markdown).
-    pub fn group_layout(rows: &leptos::web_sys::HtmlDivElement) -> Vec<GroupPlace> {
-        let groups = rows.children();
-        (0..groups.length())
-            .filter_map(|index| groups.item(index)?.dyn_into::<web_sys::HtmlElement>().ok())
-            .map(|group| GroupPlace {
-                top: f64::from(group.offset_top()),
-                height: f64::from(group.offset_height()),
-                built: !group.class_list().contains("message-group--unbuilt"),
-            })
-            .collect()
+    /// The message groups' boxes: the children of the rows' box. Offsets are from the transcript, which is the
+    /// groups' offset parent (`position: relative`). The box's own children, not a search of the transcript by
+    /// class: that walked every element of every message on each scroll event, since the streamed text keeps
+    /// changing the tree (0.4 ms a scroll at 64 KB of markdown); and read one at a time, as a binary search asks.
+    pub struct GroupBoxes(web_sys::HtmlCollection);
+
+    impl GroupBoxes {
+        pub fn of(rows: &leptos::web_sys::HtmlDivElement) -> Self {
+            GroupBoxes(rows.children())
+        }
+
+        fn element(&self, group: usize) -> Option<web_sys::HtmlElement> {
+            self.0.item(u32::try_from(group).ok()?)?.dyn_into().ok()
+        }
+
+        /// The group's height, if it is built rather than a box standing in for it.
+        pub fn drawn_height(&self, group: usize) -> Option<f64> {
+            let element = self.element(group)?;
+            let built = !element.class_list().contains("message-group--unbuilt");
+            built.then(|| f64::from(element.offset_height()))
+        }
+    }
+
+    impl GroupLayout for GroupBoxes {
+        fn len(&self) -> usize {
+            self.0.length() as usize
+        }
+
+        fn place(&self, group: usize) -> Option<GroupPlace> {
+            let element = self.element(group)?;
+            Some(GroupPlace { top: f64::from(element.offset_top()), height: f64::from(element.offset_height()) })
+        }
     }
 
     pub fn on_resize(target: NodeRef<leptos::html::Div>, on_resize: impl Fn() + 'static) {
@@ -530,40 +607,5 @@ fn EmptyState(
             </Show>
             })}
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{GroupPlace, groups_near};
-
-    /// Groups of the given heights, stacked from the top.
-    fn stacked(heights: &[f64]) -> Vec<GroupPlace> {
-        let mut top = 0.0;
-        heights
-            .iter()
-            .map(|&height| {
-                let place = GroupPlace { top, height, built: true };
-                top += height;
-                place
-            })
-            .collect()
-    }
-
-    #[test]
-    fn builds_the_groups_within_a_margin_of_the_viewport() {
-        let layout = stacked(&[1000.0; 20]);
-        // Viewport 800 px at 10,000, margin 1,200 px: what reaches into 8,800..12,000, groups 8 to 12.
-        assert_eq!(groups_near(&layout, 10_000.0, 800.0), 8..13);
-        assert_eq!(groups_near(&layout, 0.0, 800.0), 0..3);
-        assert_eq!(groups_near(&layout, 19_200.0, 800.0), 17..20);
-    }
-
-    #[test]
-    fn an_empty_or_passed_layout_builds_nothing_near() {
-        assert_eq!(groups_near(&[], 0.0, 800.0), 0..0);
-        let layout = stacked(&[100.0, 100.0]);
-        let near = groups_near(&layout, 50_000.0, 800.0);
-        assert!(near.is_empty(), "{near:?}");
     }
 }
