@@ -4,7 +4,8 @@
 //!
 //! A batch is applied in a task of its own, queued from an animation frame, and drawn by the next frame: the apply
 //! (the reducer, the rows' DOM, the layout read to follow the output) and the drawing (pre-paint, paint) of a long
-//! answer each took 10–20 ms, and in one task together they made the longest tasks of a stream, up to 55 ms.
+//! answer take up to ~15 ms each on a desktop, and in one task together they made a stream's longest tasks, 30–55 ms
+//! (docs/decisions.md, "Streaming").
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
