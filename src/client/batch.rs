@@ -1,6 +1,11 @@
-//! Frames batched per redraw: however many arrive meanwhile are handed on together, on an animation frame, so the
-//! page applies them in one snapshot update and redraws once, at most ~30 times a second and less often as each
+//! Frames batched per redraw: however many arrive meanwhile are handed on together, just after an animation frame, so
+//! the page applies them in one snapshot update and redraws once, at most ~30 times a second and less often as each
 //! redraw grows costly (`crate::pace`).
+//!
+//! A batch is applied in a task of its own, queued from an animation frame, and drawn by the next frame: the apply
+//! (the reducer, the rows' DOM, the layout read to follow the output) and the drawing (pre-paint, paint) of a long
+//! answer take up to ~15 ms each on a desktop, and in one task together they made a stream's longest tasks, 30–55 ms
+//! (docs/decisions.md, "Streaming").
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -9,8 +14,8 @@ use std::time::Duration;
 use crate::pace::RedrawPace;
 use crate::protocol::ChatFrame;
 
-/// Collects frames and hands them to the sink on an animation frame, once the pace's gap since the last hand-over
-/// has passed.
+/// Collects frames and hands them to the sink just after an animation frame, once the pace's gap since the last
+/// hand-over has passed.
 ///
 /// Each hand-over costs the page a snapshot update, a sync of the transcript's rows, a layout and a paint, which
 /// grow with the answer on screen: a 64 KB answer took ~10 ms a redraw on a desktop, a third of the main thread at
@@ -87,7 +92,16 @@ impl FrameBatcher {
             return;
         }
         if Self::wait_ms(&shared) <= FRAME_SLACK_MS {
-            Self::deliver(&shared);
+            // Not in this frame's callbacks but in a task after its paint: the apply then has the whole frame's
+            // time before the next one, which draws it as a task of its own.
+            leptos::prelude::set_timeout(
+                move || {
+                    if shared.scheduled.get() {
+                        Self::deliver(&shared);
+                    }
+                },
+                Duration::ZERO,
+            );
         } else {
             Self::schedule(shared);
         }
@@ -107,13 +121,25 @@ impl FrameBatcher {
         let started = js_sys::Date::now();
         shared.last_delivery.set(started);
         (shared.sink)(batch);
-        // A task queued now runs once this frame's style, layout and paint are done: the whole redraw's cost.
+        // The redraw's cost is the apply's and the drawing's, not the idle time between them. A task queued now runs
+        // after this one's microtasks, where the views' effects update the rows: the apply. The next animation
+        // frame's callbacks run before its style, layout and paint, and a task queued from them runs after: the
+        // drawing.
         let shared = shared.clone();
         leptos::prelude::set_timeout(
             move || {
-                let mut pace = shared.pace.get();
-                pace.record(js_sys::Date::now() - started);
-                shared.pace.set(pace);
+                let applied = js_sys::Date::now() - started;
+                leptos::prelude::request_animation_frame(move || {
+                    let frame_started = js_sys::Date::now();
+                    leptos::prelude::set_timeout(
+                        move || {
+                            let mut pace = shared.pace.get();
+                            pace.record(applied + (js_sys::Date::now() - frame_started));
+                            shared.pace.set(pace);
+                        },
+                        Duration::ZERO,
+                    );
+                });
             },
             Duration::ZERO,
         );
