@@ -9,9 +9,8 @@ use std::ops::Range;
 /// heights: a fling covers about one viewport height per frame.
 const BUILD_MARGIN: f64 = 1.5;
 
-/// The height of a group that was never drawn, while no group has been measured yet: about a question and a long
-/// answer.
-const UNMEASURED_GROUP_HEIGHT: f64 = 800.0;
+/// The height of a message never drawn, while no group has been measured yet: half a question and a long answer.
+pub const UNMEASURED_MESSAGE_HEIGHT: f64 = 400.0;
 
 /// Where a message group is in the transcript's scrolled content, in pixels.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,14 +76,15 @@ pub fn anchor_group(layout: &(impl GroupLayout + ?Sized), top: f64) -> Option<us
 }
 
 /// The groups built for being near after this frame, given those built so far (sorted) and those built anyway
-/// (`always`): what left `wanted` is let go at once, since that is cheap, and of what `wanted` lacks only the one
-/// nearest `in_view` is built, since building is not; the next frame builds the next. Returns the new set, sorted,
-/// and whether `wanted` still lacks some.
+/// (`always`): what left `wanted` is let go at once, since that is cheap, and of what `wanted` lacks at most
+/// `may_build` (one a frame, none once the frame built one) are built, nearest `in_view` first, since building is not;
+/// the next frame builds the next. Returns the new set, sorted, and whether `wanted` still lacks some.
 pub fn next_near(
     built: &[usize],
     wanted: Range<usize>,
     in_view: Range<usize>,
     always: Range<usize>,
+    may_build: bool,
 ) -> (Vec<usize>, bool) {
     let mut near: Vec<usize> = built.iter().copied().filter(|group| wanted.contains(group)).collect();
     let distance = |group: usize| {
@@ -98,23 +98,29 @@ pub fn next_near(
     };
     let missing: Vec<usize> =
         wanted.filter(|group| !always.contains(group) && near.binary_search(group).is_err()).collect();
-    let nearest = missing.iter().copied().min_by_key(|&group| distance(group));
+    let nearest = missing.iter().copied().min_by_key(|&group| distance(group)).filter(|_| may_build);
     if let Some(group) = nearest {
         let at = near.binary_search(&group).unwrap_or_else(|at| at);
         near.insert(at, group);
     }
-    (near, missing.len() > 1)
+    (near, missing.len() > usize::from(nearest.is_some()))
 }
 
 /// Each group's height when it was last drawn, and their running average for a group never drawn.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct GroupHeights {
     heights: Vec<Option<f64>>,
     sum: f64,
     measured: usize,
+    /// A group's height while none has been measured.
+    unmeasured: f64,
 }
 
 impl GroupHeights {
+    pub fn new(unmeasured: f64) -> Self {
+        GroupHeights { heights: Vec::new(), sum: 0.0, measured: 0, unmeasured }
+    }
+
     pub fn record(&mut self, group: usize, height: f64) {
         if self.heights.len() <= group {
             self.heights.resize(group + 1, None);
@@ -133,12 +139,12 @@ impl GroupHeights {
         match self.heights.get(group).copied().flatten() {
             Some(height) => height,
             None if self.measured > 0 => self.sum / self.measured as f64,
-            None => UNMEASURED_GROUP_HEIGHT,
+            None => self.unmeasured,
         }
     }
 
     pub fn clear(&mut self) {
-        *self = GroupHeights::default();
+        *self = GroupHeights::new(self.unmeasured);
     }
 }
 
@@ -192,38 +198,44 @@ mod tests {
     #[test]
     fn one_group_is_built_a_frame_nearest_the_viewport_first_and_the_far_are_let_go_at_once() {
         // In view: 10 and 11; wanted 8..14; built so far: 3 (far above) and 11.
-        let (near, more) = next_near(&[3, 11], 8..14, 10..12, 18..20);
+        let (near, more) = next_near(&[3, 11], 8..14, 10..12, 18..20, true);
         assert_eq!(near, [10, 11]);
         assert!(more);
-        let (near, more) = next_near(&near, 8..14, 10..12, 18..20);
+        let (near, more) = next_near(&near, 8..14, 10..12, 18..20, true);
         assert_eq!(near.len(), 3);
         assert!(near == [9, 10, 11] || near == [10, 11, 12], "{near:?}");
         assert!(more);
         let mut near = near;
         for _ in 0..10 {
-            let (next, more) = next_near(&near, 8..14, 10..12, 18..20);
+            let (next, more) = next_near(&near, 8..14, 10..12, 18..20, true);
             near = next;
             if !more {
                 break;
             }
         }
         assert_eq!(near, [8, 9, 10, 11, 12, 13]);
-        assert_eq!(next_near(&near, 8..14, 10..12, 18..20), (vec![8, 9, 10, 11, 12, 13], false));
+        assert_eq!(next_near(&near, 8..14, 10..12, 18..20, true), (vec![8, 9, 10, 11, 12, 13], false));
+    }
+
+    #[test]
+    fn a_frame_that_built_one_only_lets_go() {
+        assert_eq!(next_near(&[3, 11], 8..14, 10..12, 18..20, false), (vec![11], true));
+        assert_eq!(next_near(&[11], 11..12, 11..12, 18..20, false), (vec![11], false));
     }
 
     #[test]
     fn the_groups_built_anyway_take_no_frame() {
         // At the end: the last two are always built, the two above them are wanted.
-        let (near, more) = next_near(&[], 16..20, 18..20, 18..20);
+        let (near, more) = next_near(&[], 16..20, 18..20, 18..20, true);
         assert_eq!(near, [17]);
         assert!(more);
-        assert_eq!(next_near(&near, 16..20, 18..20, 18..20), (vec![16, 17], false));
+        assert_eq!(next_near(&near, 16..20, 18..20, 18..20, true), (vec![16, 17], false));
     }
 
     #[test]
     fn a_group_never_drawn_is_as_tall_as_the_average_of_those_drawn() {
-        let mut heights = GroupHeights::default();
-        assert_eq!(heights.estimate(4), UNMEASURED_GROUP_HEIGHT);
+        let mut heights = GroupHeights::new(800.0);
+        assert_eq!(heights.estimate(4), 800.0);
         heights.record(1, 100.0);
         heights.record(3, 300.0);
         assert_eq!(heights.estimate(4), 200.0);
@@ -231,6 +243,6 @@ mod tests {
         heights.record(3, 500.0);
         assert_eq!(heights.estimate(0), 300.0);
         heights.clear();
-        assert_eq!(heights.estimate(1), UNMEASURED_GROUP_HEIGHT);
+        assert_eq!(heights.estimate(1), 800.0);
     }
 }

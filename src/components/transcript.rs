@@ -7,7 +7,9 @@ use leptos::prelude::*;
 use super::client_only::{ClientOnly, IntoRowView};
 #[cfg(not(feature = "hydrate"))]
 use super::groups::GroupPlace;
-use super::groups::{GroupHeights, GroupLayout, anchor_group, groups_in_view, groups_near, next_near};
+use super::groups::{
+    GroupHeights, GroupLayout, UNMEASURED_MESSAGE_HEIGHT, anchor_group, groups_in_view, groups_near, next_near,
+};
 use super::message::{message_row, render_markdown, sync_rows, track_message_rows};
 use super::rows::{TranscriptRows, track_parser};
 use super::sidebar::relative_time;
@@ -52,7 +54,7 @@ pub fn Transcript(
     // signals that say which groups are built; and the height each group had when it was last drawn.
     let near = StoredValue::new(Vec::<usize>::new());
     let flags = StoredValue::new(BuiltFlags::default());
-    let heights = StoredValue::new(GroupHeights::default());
+    let heights = StoredValue::new(GroupHeights::new(UNMEASURED_MESSAGE_HEIGHT * MESSAGE_GROUP as f64));
     let is_built = move |group: usize, count: usize| {
         group + ALWAYS_BUILT >= count || near.with_value(|near| near.binary_search(&group).is_ok())
     };
@@ -104,10 +106,12 @@ pub fn Transcript(
     };
     // Builds the groups near the viewport and lets go of the others, keeping what the reader looks at in place: the
     // first group that reaches into the viewport keeps its distance from the viewport's top, whatever was built or
-    // let go above it. One group is built a frame (`next_near`); while more are wanted, the next frame places again.
+    // let go above it. Each build forces a layout, so groups are built only by the frame's own placing (`may_build`,
+    // an animation frame callback asked for while groups are missing), one a frame (`next_near`); a scroll event, or
+    // rows added, let go of what is far and ask for that placing.
     let place_again = Trigger::new();
     let place_pending = StoredValue::new(false);
-    let place_groups = move || {
+    let place_groups = move |may_build: bool| {
         let (Some(element), Some(rows)) = (scroller.get_untracked(), rows_box.get_untracked()) else { return };
         let layout = GroupBoxes::of(&rows);
         let count = layout.len();
@@ -124,7 +128,7 @@ pub fn Transcript(
         let wanted = groups_near(&layout, top, view_height);
         let in_view = groups_in_view(&layout, top, view_height);
         let always = count.saturating_sub(ALWAYS_BUILT)..count;
-        let (next, more) = near.with_value(|near| next_near(near, wanted, in_view, always));
+        let (next, more) = near.with_value(|near| next_near(near, wanted, in_view, always, may_build));
         if more && !place_pending.get_value() {
             place_pending.set_value(true);
             request_animation_frame(move || {
@@ -157,7 +161,7 @@ pub fn Transcript(
     };
     Effect::new(move |_| {
         place_again.track();
-        untrack(place_groups);
+        untrack(|| place_groups(true));
     });
     // The rows grow after they changed, too: markdown blocks are laid out at their size only once on screen, the
     // highlighter colours code when its chunk arrives. While following, the view stays at the bottom through that.
@@ -195,7 +199,7 @@ pub fn Transcript(
         if report.rows_changed {
             leptos::task::spawn_local(async move {
                 leptos::task::tick().await;
-                place_groups();
+                place_groups(false);
             });
         }
     };
@@ -239,7 +243,7 @@ pub fn Transcript(
         let echo = own_scroll_top.get_value() == Some(top);
         own_scroll_top.set_value(None);
         if !(echo && next) {
-            place_groups();
+            place_groups(false);
         }
     };
     let jump_to_latest = move |_| {
