@@ -4,8 +4,8 @@
 //!
 //! A redraw's cost is what the page measured it to take, its own code and the browser's style, layout and paint
 //! together (two tasks, the apply and the frame that draws it: `client::FrameBatcher`); it grows with the answer on
-//! screen. The page waits `gap_ms` from the start of one redraw to
-//! the start of the next, so that redraws take at most one part in `SHARE` of the main thread.
+//! screen. The page waits `gap_ms` from the start of one redraw to the start of the next, so that redraws take at
+//! most one part in `SHARE` of the main thread.
 
 /// Redraws take at most one part in this many of the main thread.
 const SHARE: f64 = 8.0;
