@@ -93,6 +93,9 @@ describe('long session', () => {
     await settle(page);
     const top = await transcriptState(page);
     assert.ok(await page.locator('.message').filter({ hasText: 'Question number 0' }).count(), 'the first message is built at the top');
+    // Answers far from the end are parsed only when their group is built (`TranscriptRows::render_markdown`).
+    const firstAnswer = page.locator('.message[data-role="assistant"]').first();
+    assert.ok(await firstAnswer.locator('.markdown table').count(), 'an answer built on the way up is drawn as markdown');
     assert.ok(top.built < MESSAGES / 2, `${top.built} of ${MESSAGES} messages built at the top`);
     check();
   });

@@ -189,14 +189,12 @@ pub fn Transcript(
                 follow.set(true);
             }
         }
-        if report.rows_changed {
-            refresh_built();
-        }
         let changed = report.rows_changed || !report.parts_updated.is_empty();
         if changed && follow.get_untracked() {
             scroll_to_bottom();
         }
         if report.rows_changed {
+            refresh_built();
             leptos::task::spawn_local(async move {
                 leptos::task::tick().await;
                 place_groups(false);
@@ -320,9 +318,7 @@ pub fn Transcript(
                                     <div
                                         class="message-group message-group--unbuilt"
                                         data-messages=move || group_message_ids(group)
-                                        style:height=move || {
-                                            format!("{}px", fixed(heights.with_value(|heights| heights.estimate(group)), 2))
-                                        }
+                                        style:height=format!("{}px", fixed(heights.with_value(|heights| heights.estimate(group)), 2))
                                     ></div>
                                 }
                                 .into_row_view()
