@@ -16,7 +16,8 @@
 // CHATWIRE_BIN. BENCH_PKG_DIRS (as in stream.mjs: split builds' `pkg` directories, `-` for the binary's own) has each
 // binary serve each of those client builds in turn: client changes compare without building the server. A client
 // served that way goes through Playwright's request interception, which slows the open; compare pkg dirs with pkg
-// dirs, not with `-`.
+// dirs, not with `-`. BENCH_TIMELINE=1 prints, for each open, when the page was hydrated and when each of its
+// requests was asked for and answered (ms from navigation start), to see what the open waits on.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -29,6 +30,31 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_REPEAT ?? 5));
 const BINS = (process.env.BENCH_BINS ?? process.env.CHATWIRE_BIN ?? '').split(',').filter(Boolean);
 const FLING_PX = 1200;
 const PKG_DIRS = (process.env.BENCH_PKG_DIRS ?? '-').split(',').filter(Boolean);
+const TIMELINE = Boolean(process.env.BENCH_TIMELINE);
+
+/** Records, from the page's first script on, when the app is marked hydrated. */
+const WATCH_HYDRATION = `
+  new MutationObserver((_, observer) => {
+    const app = document.querySelector('.app[data-hydrated="true"]');
+    if (app && window.__hydratedAt === undefined) { window.__hydratedAt = performance.now(); observer.disconnect(); }
+  }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-hydrated'], childList: true });
+`;
+
+/** The open's timeline: hydration, then each request by when it was asked for. */
+async function printTimeline(page, openMs) {
+  const { hydratedAt, requests } = await page.evaluate(() => ({
+    hydratedAt: window.__hydratedAt,
+    requests: performance.getEntriesByType('resource').map((entry) => ({
+      name: new URL(entry.name).pathname.replace(/^\/pkg\//, ''),
+      start: entry.startTime,
+      end: entry.responseEnd,
+    })),
+  }));
+  console.log(`  hydrated ${Math.round(hydratedAt)} ms, drawn ${openMs} ms; ${requests.length} requests:`);
+  for (const request of requests.sort((a, b) => a.start - b.start)) {
+    console.log(`    ${Math.round(request.start)}–${Math.round(request.end)} ms ${request.name}`);
+  }
+}
 
 const ANSWER = [
   'Here is what the change does, step by step.',
@@ -63,6 +89,7 @@ async function measure(server, sessionId, pkgDir) {
     const [name, ...value] = cookie.split('=');
     await context.addCookies([{ name, value: value.join('='), url: server.origin }]);
     const page = await context.newPage();
+    if (TIMELINE) await page.addInitScript(WATCH_HYDRATION);
     if (pkgDir !== '-') await servePkg(page, path.resolve(pkgDir));
     await page.goto(server.origin, { waitUntil: 'load' });
     await page.waitForSelector('.app[data-hydrated="true"]', { state: 'attached', timeout: 30_000 });
@@ -80,6 +107,7 @@ async function measure(server, sessionId, pkgDir) {
         }),
     );
     await page.waitForTimeout(500);
+    if (TIMELINE) await printTimeline(page, Math.round(openMs));
     const elementsOpen = await page.evaluate(() => document.getElementsByTagName('*').length);
 
     await browser.startTracing(page, { categories: ['devtools.timeline', 'toplevel'] });

@@ -1,12 +1,11 @@
-// End-to-end check of the WASM chunks (`cargo leptos --split`) when they cannot be fetched at first: the answer's
-// text shows unformatted and the tool row as its name and status, the run goes on, and once a retry gets the chunks
-// through, the same rows are drawn in full with everything that streamed meanwhile. The composer's suggestions are a
+// End-to-end check of the WASM chunks (`cargo leptos --split`) when they cannot be fetched at first: without the tool
+// renderers' chunk a tool row shows as its name and status, the run goes on, and once a retry gets the chunk
+// through, the same row is drawn in full with everything that streamed meanwhile. The composer's suggestions are a
 // chunk the first load does not fetch: the message box asks for it, and typing goes on while it cannot come. So is
-// the search's hit list: the search field asks for it when it gets the focus. The transcript's message rows are a
-// chunk too: while it cannot come the transcript is empty (not the empty chat's suggestions), the run goes on, and
-// a retry draws the messages whole. What follows a session (its loading, sending, the decoder and the reducer) is a
-// chunk as well: a message sent while it cannot come waits, the problem line says why, and it goes out, unchanged,
-// once a retry gets the chunk.
+// the search's hit list: the search field asks for it when it gets the focus. What shows a session (its loading,
+// sending, the decoder and the reducer, the message rows, the markdown parser, the highlighter) is one chunk: a
+// message sent while it cannot come waits, the problem line says why, and it goes out, unchanged, once a retry gets
+// the chunk, and is drawn with its answer.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { firstLoad, launchBrowser, openApp, sendPrompt, serverForSuite, watchProblems } from './support.mjs';
@@ -20,11 +19,11 @@ const SCRIPT = {
   ],
 };
 
-const CHUNK = /\/pkg\/split_(markdown|tool_renderers)\.[^/]+\.wasm$/;
+const TOOL_RENDERERS = /\/pkg\/split_tool_renderers\.[^/]+\.wasm$/;
 const SUGGESTIONS = /\/pkg\/split_composer_suggestions\.[^/]+\.wasm$/;
 const SEARCH_HITS = /\/pkg\/split_search_hits\.[^/]+\.wasm$/;
-const MESSAGE_ROWS = /\/pkg\/split_message_rows\.[^/]+\.wasm$/;
-const FOLLOWING = /\/pkg\/split_following\.[^/]+\.wasm$/;
+// The code that follows a session, its rows, the markdown parser and the highlighter.
+const SESSION = /\/pkg\/split_session\.[^/]+\.wasm$/;
 
 // wasm-split's loader starts the fetch before it waits for the chunks it shares code with, so a refused fetch can
 // surface as an unhandled rejection before the loader handles it.
@@ -33,7 +32,7 @@ const loaderRejection = (p) => /^page error: TypeError: Failed to fetch\n\s+at \
 describe('WASM chunks', () => {
   const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
 
-  test('rows wait for a chunk that failed to load and are drawn when a retry gets it', { timeout: 120_000 }, async (t) => {
+  test('tool rows wait for the renderers\' chunk that failed to load and are drawn when a retry gets it', { timeout: 120_000 }, async (t) => {
     // The service worker would fetch the chunks itself, out of `page.route`'s reach.
     const browser = await launchBrowser({ serviceWorkers: 'block' });
     t.after(() => browser.close());
@@ -42,7 +41,7 @@ describe('WASM chunks', () => {
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     let offline = true;
     const refused = new Set();
-    await page.route(CHUNK, (route) => {
+    await page.route(TOOL_RENDERERS, (route) => {
       if (!offline) return route.continue();
       refused.add(new URL(route.request().url()).pathname.split('.')[0]);
       return route.abort();
@@ -51,10 +50,11 @@ describe('WASM chunks', () => {
     await sendPrompt(page, 'Run a tool');
 
     const answer = page.locator('.message[data-role="assistant"]').first();
-    await answer.getByText('All `done`.').waitFor({ timeout: 30_000 });
+    // The text is drawn as markdown meanwhile: the parser comes with the rows, in the session's chunk.
+    await answer.locator('code', { hasText: 'done' }).waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 10_000 });
-    assert.deepEqual([...refused].sort(), ['/pkg/split_markdown', '/pkg/split_tool_renderers']);
-    assert.match(await answer.locator('.markdown__unparsed').first().textContent(), /^Some \*\*bold\*\* words/);
+    assert.deepEqual([...refused], ['/pkg/split_tool_renderers']);
+    assert.equal(await answer.locator('strong', { hasText: 'bold' }).count(), 1);
     const pending = answer.locator('.tool-pending');
     assert.equal(await pending.locator('.tool__name').textContent(), 'Bash');
     assert.equal(await pending.getAttribute('data-status'), 'done', 'the waiting row follows its call');
@@ -69,7 +69,6 @@ describe('WASM chunks', () => {
     assert.equal(await answer.locator('code', { hasText: 'done' }).count(), 1);
     assert.equal(await answer.locator('.markdown__unparsed, .tool-pending').count(), 0);
 
-    assert.ok(problems.some((p) => /the markdown parser did not load/.test(p)), problems.join('\n'));
     assert.ok(problems.some((p) => /the tool renderers did not load/.test(p)), problems.join('\n'));
     const unexpected = problems.filter(
       (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
@@ -155,50 +154,14 @@ describe('WASM chunks', () => {
     assert.deepEqual(unexpected, [], 'only the failed fetches were reported');
   });
 
-  test('a transcript waits for the rows chunk, empty, and is drawn whole when a retry gets it', { timeout: 120_000 }, async (t) => {
+  test('a send waits for the session\'s chunk, says why, and goes out and is drawn when a retry gets it', { timeout: 120_000 }, async (t) => {
     const browser = await launchBrowser({ serviceWorkers: 'block' });
     t.after(() => browser.close());
     const { problems } = watchProblems(browser.context, { requests: false });
     const page = browser.context.pages()[0] ?? (await browser.context.newPage());
     let offline = true;
     let refused = 0;
-    await page.route(MESSAGE_ROWS, (route) => {
-      if (!offline) return route.continue();
-      refused += 1;
-      return route.abort();
-    });
-    await openApp(page, suite.server);
-    await sendPrompt(page, 'Run a tool');
-
-    // The run ends (the page says so to screen readers) with no row drawn, and no empty-chat suggestions in their
-    // place.
-    await page.locator('[data-testid="announcer"]', { hasText: 'The answer is complete.' }).waitFor({ timeout: 30_000 });
-    assert.equal(await page.locator('.message').count(), 0);
-    assert.equal(await page.locator('.empty-state').count(), 0, 'a session is not shown as an empty chat');
-    assert.ok(refused >= 1, 'the rows chunk was asked for');
-
-    offline = false;
-    const answer = page.locator('.message[data-role="assistant"]');
-    await answer.locator('code', { hasText: 'done' }).first().waitFor({ timeout: 30_000 });
-    await page.locator('.message[data-role="user"]', { hasText: 'Run a tool' }).waitFor({ timeout: 10_000 });
-    await answer.locator('.tool[data-tool="Bash"]').first().waitFor({ timeout: 20_000 });
-    assert.equal(await page.locator('.message[aria-busy="true"]').count(), 0);
-
-    assert.ok(problems.some((p) => /the transcript's message rows did not load/.test(p)), problems.join('\n'));
-    const unexpected = problems.filter(
-      (p) => !(p.startsWith('console error:') || loaderRejection(p)) || /panicked|unreachable/i.test(p),
-    );
-    assert.deepEqual(unexpected, [], 'only the failed fetches were reported');
-  });
-
-  test('a send waits for the chunk that sends it, says why, and goes out when a retry gets it', { timeout: 120_000 }, async (t) => {
-    const browser = await launchBrowser({ serviceWorkers: 'block' });
-    t.after(() => browser.close());
-    const { problems } = watchProblems(browser.context, { requests: false });
-    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    let offline = true;
-    let refused = 0;
-    await page.route(FOLLOWING, (route) => {
+    await page.route(SESSION, (route) => {
       if (!offline) return route.continue();
       refused += 1;
       return route.abort();
@@ -219,6 +182,11 @@ describe('WASM chunks', () => {
     await page.locator('.message[data-role="user"]', { hasText: 'Sent while the code was away' }).waitFor({ timeout: 30_000 });
     await page.locator('[data-testid="announcer"]', { hasText: 'The answer is complete.' }).waitFor({ timeout: 30_000 });
     assert.equal(sends.length, 1, 'sent once');
+    // The rows and the parser came in the same chunk: the answer is drawn as markdown, with its tool row.
+    const answer = page.locator('.message[data-role="assistant"]');
+    await answer.locator('code', { hasText: 'done' }).first().waitFor({ timeout: 30_000 });
+    await answer.locator('.tool[data-tool="Bash"]').first().waitFor({ timeout: 20_000 });
+    assert.equal(await page.locator('.empty-state').count(), 0, 'a session is not shown as an empty chat');
     assert.equal(await page.locator('.chat__problem').count(), 0, 'the problem line is cleared once the chunk came');
 
     assert.ok(problems.some((p) => /the code that follows a session did not load/.test(p)), problems.join('\n'));

@@ -1,7 +1,7 @@
 // End-to-end check of syntax highlighting in Chromium against the release binary: a fenced Rust block in an answer,
 // a Read row of a Python file and an Edit row's diff get `hl-*` spans (the diff keeps its added and removed lines),
-// markup in the code stays text, and the highlighter's WASM chunk is fetched only once the first code block shows:
-// not by the first page load, nor by an answer without code.
+// markup in the code stays text, and the highlighter comes in the session's WASM chunk (with the rows and the
+// markdown parser), which the first page load does not fetch and a page fetches once.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs/promises';
@@ -44,12 +44,12 @@ const SCRIPT = {
   ],
 };
 
-const HIGHLIGHTER = /^\/pkg\/split_highlighter\.[^/]+\.wasm$/;
+const SESSION_CHUNK = /^\/pkg\/split_session\.[^/]+\.wasm$/;
 
 describe('syntax highlighting', () => {
   const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });
 
-  test('code blocks, file rows and diffs are highlighted from a chunk fetched with the first code', { timeout: 180_000 }, async (t) => {
+  test('code blocks, file rows and diffs are highlighted from the session\'s chunk', { timeout: 180_000 }, async (t) => {
     const browser = await launchBrowser({ viewport: { width: 1100, height: 900 } });
     t.after(() => browser.close());
     const { context } = browser;
@@ -60,23 +60,22 @@ describe('syntax highlighting', () => {
       const { pathname } = new URL(req.url());
       if (pathname.startsWith('/pkg/')) pkgRequests.push(pathname);
     });
-    const highlighterFetches = () => pkgRequests.filter((p) => HIGHLIGHTER.test(p)).length;
+    const sessionChunkFetches = () => pkgRequests.filter((p) => SESSION_CHUNK.test(p)).length;
     await fs.mkdir(ARTIFACTS_DIR, { recursive: true });
     const firstLoadOver = firstLoad(page);
     await openApp(page, suite.server);
     await firstLoadOver();
-    assert.equal(highlighterFetches(), 0, `the first page load fetched the highlighter: ${pkgRequests}`);
+    assert.equal(sessionChunkFetches(), 0, `the first page load fetched the session's chunk: ${pkgRequests}`);
 
-    const parser = page.waitForResponse((response) => /^\/pkg\/split_markdown\./.test(new URL(response.url()).pathname));
+    const parser = page.waitForResponse((response) => SESSION_CHUNK.test(new URL(response.url()).pathname));
     await sendPrompt(page, 'Say hello');
     await (await parser).finished();
     const answers = page.locator('.message[data-role="assistant"]');
-    // Drawn by the parser (a paragraph, not the stand-in's plain text) to its end: a code block in it would have
-    // asked for the highlighter as it was drawn, before the request that `requestsSeen` makes.
+    // Drawn by the parser (a paragraph, not the stand-in's plain text) to its end.
     await answers.first().locator('.markdown__block p:not(.markdown__unparsed)', { hasText: 'no code in this answer' }).waitFor({ timeout: 30_000 });
     await page.getByRole('button', { name: 'Send' }).waitFor({ timeout: 30_000 });
     await requestsSeen(page);
-    assert.equal(highlighterFetches(), 0, `an answer without code fetched the highlighter: ${pkgRequests}`);
+    assert.equal(sessionChunkFetches(), 1, `the session's chunk was fetched more than once: ${pkgRequests}`);
 
     await sendPrompt(page, 'Show me code');
     const answer = answers.nth(1);
@@ -113,7 +112,7 @@ describe('syntax highlighting', () => {
     assert.equal(await transcript.locator('img').count(), 0, 'no image came from the code');
     assert.equal(await transcript.locator('script').count(), 0, 'no script came from the code');
     assert.equal(await page.evaluate(() => window.__injected), undefined, 'nothing ran');
-    assert.equal(highlighterFetches(), 1, `the highlighter was fetched once: ${pkgRequests}`);
+    assert.equal(sessionChunkFetches(), 1, `the session's chunk was fetched more than once: ${pkgRequests}`);
     check();
   });
 });

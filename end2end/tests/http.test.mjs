@@ -144,7 +144,7 @@ describe('chatwire http', () => {
     assert.ok((page.headers.link ?? '').includes(`<${loaderUrl.pathname}>; rel=modulepreload`), `Link: ${page.headers.link}`);
     const loader = await httpGet(loaderUrl);
     const chunks = [...loader.body.toString('utf8').matchAll(/["']\.\/((?:split|chunk)_[^"'/]+\.wasm)["']/g)].map((m) => m[1]);
-    for (const split of ['split_markdown', 'split_tool_renderers']) {
+    for (const split of ['split_session', 'split_tool_renderers']) {
       assert.ok(chunks.some((name) => name.startsWith(`${split}.`)), `the loader does not fetch ${split}: ${chunks}`);
     }
     const assets = [

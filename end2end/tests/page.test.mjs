@@ -104,7 +104,7 @@ describe('chatwire page', () => {
       assert.match(await row.getAttribute('class'), /tool--output-available/, `${tool} row did not finish`);
     }
 
-    assert.equal(fetched('split_markdown'), 1, `the markdown parser was not fetched once: ${pkgRequests}`);
+    assert.equal(fetched('split_session'), 1, `the session's chunk (rows, markdown parser) was not fetched once: ${pkgRequests}`);
     assert.equal(fetched('split_tool_renderers'), 1, `the tool renderers were not fetched once: ${pkgRequests}`);
 
     // The run's stream ends by itself after its last frame; then a reload shows the same session from the log.
@@ -115,11 +115,12 @@ describe('chatwire page', () => {
     await page.reload({ waitUntil: 'domcontentloaded' });
     await waitForHydration(page);
     await page.getByText('Run it yourself:').waitFor({ timeout: 10_000 });
-    // Opening a session asks for the markdown parser alongside its transcript, not once the transcript is here.
-    const parserAt = apiRequests.findIndex((p) => /^asked \/pkg\/split_markdown\.[^/]+\.wasm$/.test(p));
+    // Opening a session asks for its chunk (the rows, the markdown parser) alongside its transcript, not once the
+    // transcript is here.
+    const chunkAt = apiRequests.findIndex((p) => /^asked \/pkg\/split_session\.[^/]+\.wasm$/.test(p));
     const transcriptAt = apiRequests.findIndex((p) => /^answered \/api\/sessions\/[^/]+$/.test(p));
-    assert.ok(parserAt >= 0 && transcriptAt >= 0, `parser or transcript not requested: ${apiRequests}`);
-    assert.ok(parserAt < transcriptAt, `the parser was asked for after the transcript came: ${apiRequests}`);
+    assert.ok(chunkAt >= 0 && transcriptAt >= 0, `chunk or transcript not requested: ${apiRequests}`);
+    assert.ok(chunkAt < transcriptAt, `the session chunk was asked for after the transcript came: ${apiRequests}`);
     // The sidebar's rows come with the lists' chunk, which a session's URL fetches after the code that follows it.
     await page.locator('.sidebar__item').first().waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('.sidebar__item').count(), 1, 'the sidebar lists the session');

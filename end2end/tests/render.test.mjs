@@ -60,13 +60,13 @@ describe('transcript rendering', () => {
 
     const isChatStream = (req) => req.method() === 'POST' && new URL(req.url()).pathname === '/api/chat';
     const firstRunEnded = page.waitForEvent('requestfinished', { predicate: isChatStream, timeout: 60_000 });
-    // The rows and the code that follows a run are chunks that the message box's focus fetches. Sent before they
-    // are here, the answer would be drawn only once they came, its thinking maybe finished and folded already.
+    // The rows and the code that follows a run are the session's chunk, which the message box's focus fetches. Sent
+    // before it is here, the answer would be drawn only once it came, its thinking maybe finished and folded already.
     const chunkLoaded = (name) =>
       page
         .waitForResponse((r) => new RegExp(`/pkg/split_${name}\\.[^/]+\\.wasm$`).test(r.url()), { timeout: 30_000 })
         .then((response) => response.finished());
-    const chunks = Promise.all([chunkLoaded('following'), chunkLoaded('message_rows')]);
+    const chunks = chunkLoaded('session');
     const input = page.locator('[data-testid="composer"] textarea');
     await input.focus();
     await chunks;

@@ -1,7 +1,13 @@
-//! The code that follows a session as a WASM chunk of its own (`cargo leptos --split`): loading its transcript,
-//! sending, re-attaching to a run, the frame decoder and the reducer they feed. The first paint and typing need none
-//! of it; it is fetched when a session opens or the chat gets the focus, with the transcript's own request going
-//! out beside it (`follow::open`), so opening a session waits for whichever of the two comes last.
+//! The code that follows a session, in the session's WASM chunk (`cargo leptos --split`, split point `session`):
+//! loading its transcript, sending, re-attaching to a run, the frame decoder and the reducer they feed. The first
+//! paint and typing need none of it; it is fetched when a session opens or the chat gets the focus, with the
+//! transcript's own request going out beside it (`follow::open`), so opening a session waits for whichever of the
+//! two comes last.
+//!
+//! The session's chunk also holds the message rows (`components::message::split`), the markdown parser
+//! (`components::rows::markdown_chunk`) and the syntax highlighter (`components::highlight`): showing a session
+//! needs all four, and one split point instead of four makes far fewer shared files for the browser to fetch
+//! (docs/decisions.md, "One chunk for showing a session").
 //!
 //! Until it is here the page draws the server's empty transcript and takes keystrokes; a send waits for it. A fetch
 //! that fails says so on the problem line and is tried again, 2 s later, then less and less often, and what waited
@@ -29,8 +35,8 @@ pub struct Following {
     pub show_branch: fn(Page, String) -> Boxed<()>,
 }
 
-/// The split point: everything only this reaches goes into the chunk.
-#[wasm_split(following, fallible)]
+/// The split point (one of the session chunk's four): everything only they reach goes into the chunk.
+#[wasm_split(session, fallible)]
 fn following() -> Result<Following, SplitLoaderError> {
     Ok(Following {
         listen: follow::listen,

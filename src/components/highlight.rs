@@ -1,5 +1,6 @@
-//! The syntax highlighter as the views reach it: in the browser a WASM chunk of its own, fetched when the first
-//! code block or file with a known language is drawn; on the server and in native tests linked in.
+//! The syntax highlighter as the views reach it: in the browser part of the session's WASM chunk (split point
+//! `session`, `client::following`), there once a session is shown or the chat has the focus; on the server and in
+//! native tests linked in.
 
 #[cfg(all(feature = "hydrate", not(feature = "ssr")))]
 mod chunk {
@@ -8,8 +9,9 @@ mod chunk {
     use crate::components::lazy_chunk::LazyChunk;
     use crate::highlight::Highlighter;
 
-    /// The split point: everything only this reaches (the lexers, the HTML they make) goes into the chunk.
-    #[wasm_split(highlighter, fallible)]
+    /// The split point (one of the session chunk's four): what only they reach (here the lexers and the HTML they
+    /// make) goes into the chunk.
+    #[wasm_split(session, fallible)]
     fn load() -> Result<Highlighter, SplitLoaderError> {
         Ok(crate::highlight::highlighter())
     }

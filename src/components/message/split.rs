@@ -1,10 +1,11 @@
-//! The transcript's message rows as a WASM chunk of their own (`cargo leptos --split`): the first page load carries
-//! the transcript's frame, not what keeps its rows in step with the session (`TranscriptRows::sync`) nor what draws
-//! a message (its parts, version arrows, Edit, Regenerate, Restore, Fork, the editor, usage, attachments and their
-//! lightbox). The chunk is fetched when a session opens or the message box gets the focus, so it is usually there
-//! before the first row is; until it is, the transcript of a session with messages is empty (not the empty
-//! chat's suggestions), the session kept in the reducer's snapshot meanwhile, and the rows are built whole once the
-//! chunk arrives. A failed fetch is retried (see `LazyChunk`).
+//! The transcript's message rows, in the session's WASM chunk (`cargo leptos --split`, split point `session`, with the
+//! code that follows a session, the markdown parser and the highlighter: `client::following`): the first page load
+//! carries the transcript's frame, not what keeps its rows in step with the session (`TranscriptRows::sync`) nor what
+//! draws a message (its parts, version arrows, Edit, Regenerate, Restore, Fork, the editor, usage, attachments and
+//! their lightbox). The chunk is fetched when a session opens or the message box gets the focus, so it is usually there
+//! before the first row is; until it is, the transcript of a session with messages is empty (not the empty chat's
+//! suggestions), the session kept in the reducer's snapshot meanwhile, and the rows are built whole once the chunk
+//! arrives. A failed fetch is retried (see `LazyChunk`).
 
 use std::ops::Range;
 
@@ -23,8 +24,8 @@ struct Rows {
     render_markdown: fn(&mut TranscriptRows, &ChatSnapshot, Range<usize>),
 }
 
-/// The split point: everything only this reaches goes into the chunk.
-#[wasm_split(message_rows, fallible)]
+/// The split point (one of the session chunk's four): everything only they reach goes into the chunk.
+#[wasm_split(session, fallible)]
 fn builder() -> Result<Rows, SplitLoaderError> {
     Ok(Rows {
         build: super::build_message,

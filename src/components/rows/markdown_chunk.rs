@@ -1,6 +1,6 @@
-//! The markdown parser (pulldown-cmark and the HTML writer) as a WASM chunk of its own, fetched when the transcript
-//! first shows a message: an empty chat never downloads it, and the answer's text starts arriving after the prompt
-//! is sent, by which time the chunk is usually there. Text that comes first shows unformatted until it is.
+//! The markdown parser (pulldown-cmark and the HTML writer), in the session's WASM chunk (split point `session`,
+//! with the code that follows a session and the message rows: `client::following`), fetched when a session opens or
+//! the chat gets the focus: an empty chat never downloads it. Text that comes before it shows unformatted until it is.
 
 use wasm_split_helpers::{SplitLoaderError, wasm_split};
 
@@ -8,8 +8,8 @@ use super::SyncMarkdown;
 use crate::components::lazy_chunk::LazyChunk;
 use crate::markdown::MarkdownStream;
 
-/// The split point: everything only this reaches goes into the chunk.
-#[wasm_split(markdown, fallible)]
+/// The split point (one of the session chunk's four): everything only they reach goes into the chunk.
+#[wasm_split(session, fallible)]
 fn parser() -> Result<SyncMarkdown, SplitLoaderError> {
     Ok(MarkdownStream::sync)
 }
