@@ -1,6 +1,6 @@
 // End-to-end check of a long session in Chromium against the release binary: a session of 120 messages (60 runs,
 // each a bash call and a long markdown answer) opens at its end with only the groups near the viewport built, and
-// the rest stand-in boxes; stepping up to the top builds what comes near without moving the text being read; and a
+// the rest stand-in boxes as tall as the drawn groups on average; stepping up to the top builds what comes near without moving the text being read; and a
 // search hit in a message far from the end builds its group and scrolls to it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,6 +66,16 @@ describe('long session', () => {
     assert.ok(opened.built < MESSAGES / 2, `${opened.built} of ${MESSAGES} messages built at the end`);
     assert.ok(opened.boxes >= 3, `${opened.boxes} groups stand in as boxes`);
     assert.ok(opened.fromBottom <= 48, `opens at its end (${opened.fromBottom} px from it)`);
+    // The boxes are as tall as the groups drawn so far, on average, so the scroll bar says how long the session is.
+    const sizes = await page.evaluate(() => {
+      const groups = [...document.querySelectorAll('[data-testid="transcript"] .message-group')];
+      const unbuilt = (group) => group.classList.contains('message-group--unbuilt');
+      return { drawn: groups.filter((g) => !unbuilt(g)).map((g) => g.offsetHeight), boxes: groups.filter(unbuilt).map((g) => g.offsetHeight) };
+    });
+    const drawnAverage = sizes.drawn.reduce((sum, height) => sum + height, 0) / sizes.drawn.length;
+    for (const box of sizes.boxes) {
+      assert.ok(Math.abs(box - drawnAverage) <= 0.15 * drawnAverage, `a box is ${box} px, the drawn groups ${sizes.drawn} px`);
+    }
 
     // Step up to the top: a message in view moves by exactly the step, whatever was built above it meanwhile.
     const step = 400;

@@ -106,6 +106,15 @@ pub fn next_near(
     (near, missing.len() > usize::from(nearest.is_some()))
 }
 
+/// How far the average of the drawn groups may drift from the height given to the boxes of groups never drawn
+/// before they take the new one: each change moves every such box, so it is not made for every group drawn.
+const ESTIMATE_SLACK: f64 = 0.1;
+
+/// Whether the boxes of groups never drawn, `applied` tall, should take the height `estimate` instead.
+pub fn estimate_moved(applied: f64, estimate: f64) -> bool {
+    (estimate - applied).abs() > ESTIMATE_SLACK * applied
+}
+
 /// Each group's height when it was last drawn, and their running average for a group never drawn.
 #[derive(Debug)]
 pub struct GroupHeights {
@@ -134,13 +143,14 @@ impl GroupHeights {
         }
     }
 
-    /// How tall the box standing in for `group` is.
-    pub fn estimate(&self, group: usize) -> f64 {
-        match self.heights.get(group).copied().flatten() {
-            Some(height) => height,
-            None if self.measured > 0 => self.sum / self.measured as f64,
-            None => self.unmeasured,
-        }
+    /// The group's height when it was last drawn.
+    pub fn measured(&self, group: usize) -> Option<f64> {
+        self.heights.get(group).copied().flatten()
+    }
+
+    /// How tall a group never drawn is taken to be: the average of those drawn.
+    pub fn unmeasured_estimate(&self) -> f64 {
+        if self.measured > 0 { self.sum / self.measured as f64 } else { self.unmeasured }
     }
 
     pub fn clear(&mut self) {
@@ -233,16 +243,24 @@ mod tests {
     }
 
     #[test]
+    fn the_boxes_of_groups_never_drawn_change_height_only_when_the_average_moved_by_a_tenth() {
+        assert!(estimate_moved(800.0, 1441.0));
+        assert!(!estimate_moved(1441.0, 1500.0));
+        assert!(!estimate_moved(1441.0, 1300.0));
+        assert!(estimate_moved(1441.0, 1200.0));
+    }
+
+    #[test]
     fn a_group_never_drawn_is_as_tall_as_the_average_of_those_drawn() {
         let mut heights = GroupHeights::new(800.0);
-        assert_eq!(heights.estimate(4), 800.0);
+        assert_eq!((heights.measured(4), heights.unmeasured_estimate()), (None, 800.0));
         heights.record(1, 100.0);
         heights.record(3, 300.0);
-        assert_eq!(heights.estimate(4), 200.0);
-        assert_eq!(heights.estimate(3), 300.0);
+        assert_eq!((heights.measured(4), heights.unmeasured_estimate()), (None, 200.0));
+        assert_eq!(heights.measured(3), Some(300.0));
         heights.record(3, 500.0);
-        assert_eq!(heights.estimate(0), 300.0);
+        assert_eq!(heights.unmeasured_estimate(), 300.0);
         heights.clear();
-        assert_eq!(heights.estimate(1), 800.0);
+        assert_eq!((heights.measured(1), heights.unmeasured_estimate()), (None, 800.0));
     }
 }

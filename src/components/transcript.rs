@@ -8,7 +8,8 @@ use super::client_only::{ClientOnly, IntoRowView};
 #[cfg(not(feature = "hydrate"))]
 use super::groups::GroupPlace;
 use super::groups::{
-    GroupHeights, GroupLayout, UNMEASURED_MESSAGE_HEIGHT, anchor_group, groups_in_view, groups_near, next_near,
+    GroupHeights, GroupLayout, UNMEASURED_MESSAGE_HEIGHT, anchor_group, estimate_moved, groups_in_view, groups_near,
+    next_near,
 };
 use super::message::{message_row, render_markdown, sync_rows, track_message_rows};
 use super::rows::{TranscriptRows, track_parser};
@@ -55,6 +56,9 @@ pub fn Transcript(
     let near = StoredValue::new(Vec::<usize>::new());
     let flags = StoredValue::new(BuiltFlags::default());
     let heights = StoredValue::new(GroupHeights::new(UNMEASURED_MESSAGE_HEIGHT * MESSAGE_GROUP as f64));
+    // The height every box of a group never drawn has: one CSS variable on the rows, so that when the average of the
+    // drawn groups moves, one write moves them all (not an effect per box) and the scroll bar is right from the open.
+    let unmeasured_height = StoredValue::new(UNMEASURED_MESSAGE_HEIGHT * MESSAGE_GROUP as f64);
     let is_built = move |group: usize, count: usize| {
         group + ALWAYS_BUILT >= count || near.with_value(|near| near.binary_search(&group).is_ok())
     };
@@ -123,6 +127,21 @@ pub fn Transcript(
                 }
             }
         });
+        let estimate = heights.with_value(GroupHeights::unmeasured_estimate);
+        if estimate_moved(unmeasured_height.get_value(), estimate) {
+            // Boxes above the viewport change height too: what the reader looks at stays where it is.
+            let top = f64::from(element.scroll_top());
+            let kept = anchor_group(&layout, top).and_then(|group| Some((group, layout.place(group)?.top - top)));
+            unmeasured_height.set_value(estimate);
+            set_unmeasured_height(&rows, estimate);
+            if follow.get_untracked() {
+                stick_to_bottom(&element);
+            } else if let Some((group, offset)) = kept
+                && let Some(place) = layout.place(group)
+            {
+                element.set_scroll_top((place.top - offset).round() as i32);
+            }
+        }
         let top = f64::from(element.scroll_top());
         let view_height = f64::from(element.client_height());
         let wanted = groups_near(&layout, top, view_height);
@@ -185,6 +204,11 @@ pub fn Transcript(
         if report.session_replaced {
             near.set_value(Vec::new());
             heights.update_value(GroupHeights::clear);
+            let estimate = heights.with_value(GroupHeights::unmeasured_estimate);
+            unmeasured_height.set_value(estimate);
+            if let Some(rows) = rows_box.get_untracked() {
+                set_unmeasured_height(&rows, estimate);
+            }
             if !follow.get_untracked() {
                 follow.set(true);
             }
@@ -294,7 +318,7 @@ pub fn Transcript(
             {move || if shows_messages.get() {
                 // The server renders an empty transcript; the rows are only ever built in the browser.
                 Either::Left(ClientOnly(view! {
-                    <div class="transcript__rows" node_ref=rows_box>
+                    <div class="transcript__rows" node_ref=rows_box style=(UNMEASURED_HEIGHT_VARIABLE, pixels(unmeasured_height.get_value()))>
                     <For each=move || 0..group_count() key=|group| *group let:group>
                         {
                             let count = group_count_now();
@@ -318,7 +342,10 @@ pub fn Transcript(
                                     <div
                                         class="message-group message-group--unbuilt"
                                         data-messages=move || group_message_ids(group)
-                                        style:height=format!("{}px", fixed(heights.with_value(|heights| heights.estimate(group)), 2))
+                                        style:height=heights.with_value(|heights| heights.measured(group)).map_or_else(
+                                            || UNMEASURED_HEIGHT.to_owned(),
+                                            pixels,
+                                        )
                                     ></div>
                                 }
                                 .into_row_view()
@@ -407,6 +434,20 @@ impl GroupLayout for GroupBoxes {
     fn place(&self, _group: usize) -> Option<GroupPlace> {
         None
     }
+}
+
+/// The rows' CSS variable that every box standing in for a group never drawn takes its height from. Set through the
+/// style object, not the `style` attribute, which the page's content security policy does not let scripts write.
+const UNMEASURED_HEIGHT_VARIABLE: &str = "--unmeasured-group-height";
+const UNMEASURED_HEIGHT: &str = "var(--unmeasured-group-height)";
+
+fn pixels(height: f64) -> String {
+    format!("{}px", fixed(height, 2))
+}
+
+/// Gives every box of a group never drawn in `rows` the height `height`.
+fn set_unmeasured_height(rows: &leptos::web_sys::HtmlDivElement, height: f64) {
+    let _ = leptos::web_sys::HtmlElement::style(rows).set_property(UNMEASURED_HEIGHT_VARIABLE, &pixels(height));
 }
 
 /// Calls `on_resize` after each layout in which the element `target` holds changed its size.
