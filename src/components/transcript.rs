@@ -76,6 +76,12 @@ pub fn Transcript(
     let message_rows = RwSignal::from(rows.with_value(TranscriptRows::view));
     let scroller = NodeRef::<leptos::html::Section>::new();
     let rows_box = NodeRef::<leptos::html::Div>::new();
+    let give_unmeasured_height = move |height: f64| {
+        unmeasured_height.set_value(height);
+        if let Some(rows) = rows_box.get_untracked() {
+            set_unmeasured_height(&rows, height);
+        }
+    };
     // Whether the view sticks to new output: true until the reader scrolls up, again once they are back at the bottom.
     let follow = RwSignal::new(true);
     let last_scroll_top = StoredValue::new(0);
@@ -132,8 +138,7 @@ pub fn Transcript(
             // Boxes above the viewport change height too: what the reader looks at stays where it is.
             let top = f64::from(element.scroll_top());
             let kept = anchor_group(&layout, top).and_then(|group| Some((group, layout.place(group)?.top - top)));
-            unmeasured_height.set_value(estimate);
-            set_unmeasured_height(&rows, estimate);
+            give_unmeasured_height(estimate);
             if follow.get_untracked() {
                 stick_to_bottom(&element);
             } else if let Some((group, offset)) = kept
@@ -204,11 +209,7 @@ pub fn Transcript(
         if report.session_replaced {
             near.set_value(Vec::new());
             heights.update_value(GroupHeights::clear);
-            let estimate = heights.with_value(GroupHeights::unmeasured_estimate);
-            unmeasured_height.set_value(estimate);
-            if let Some(rows) = rows_box.get_untracked() {
-                set_unmeasured_height(&rows, estimate);
-            }
+            give_unmeasured_height(heights.with_value(GroupHeights::unmeasured_estimate));
             if !follow.get_untracked() {
                 follow.set(true);
             }
