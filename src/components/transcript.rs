@@ -58,7 +58,7 @@ pub fn Transcript(
     let heights = StoredValue::new(GroupHeights::new(UNMEASURED_MESSAGE_HEIGHT * MESSAGE_GROUP as f64));
     // The height every box of a group never drawn has: one CSS variable on the rows, so that when the average of the
     // drawn groups moves, one write moves them all (not an effect per box) and the scroll bar is right from the open.
-    let unmeasured_height = StoredValue::new(UNMEASURED_MESSAGE_HEIGHT * MESSAGE_GROUP as f64);
+    let unmeasured_height = StoredValue::new(heights.with_value(GroupHeights::unmeasured_estimate));
     let is_built = move |group: usize, count: usize| {
         group + ALWAYS_BUILT >= count || near.with_value(|near| near.binary_search(&group).is_ok())
     };
@@ -114,6 +114,27 @@ pub fn Transcript(
             }
         })
     };
+    // What keeps the reader's place: the first group that reaches below the viewport's top `top`, and its distance
+    // from it.
+    let anchor_at = |layout: &GroupBoxes, top: f64| {
+        anchor_group(layout, top).and_then(|group| Some((group, layout.place(group)?.top - top)))
+    };
+    // After groups above the viewport changed height: the view back at the bottom while it follows, else the anchor
+    // at its distance from the viewport's top again.
+    let keep_place =
+        move |element: &leptos::web_sys::HtmlElement, layout: &GroupBoxes, anchor: Option<(usize, f64)>| {
+            if follow.get_untracked() {
+                stick_to_bottom(element);
+                return;
+            }
+            let Some((group, offset)) = anchor else { return };
+            let Some(place) = layout.place(group) else { return };
+            let wanted_top = place.top - offset;
+            // The browser's own scroll anchoring may have done it already.
+            if (f64::from(element.scroll_top()) - wanted_top).abs() > 1.0 {
+                element.set_scroll_top(wanted_top.round() as i32);
+            }
+        };
     // Builds the groups near the viewport and lets go of the others, keeping what the reader looks at in place: the
     // first group that reaches into the viewport keeps its distance from the viewport's top, whatever was built or
     // let go above it. Each build forces a layout, so groups are built only by the frame's own placing (`may_build`,
@@ -136,16 +157,9 @@ pub fn Transcript(
         let estimate = heights.with_value(GroupHeights::unmeasured_estimate);
         if estimate_moved(unmeasured_height.get_value(), estimate) {
             // Boxes above the viewport change height too: what the reader looks at stays where it is.
-            let top = f64::from(element.scroll_top());
-            let kept = anchor_group(&layout, top).and_then(|group| Some((group, layout.place(group)?.top - top)));
+            let anchor = anchor_at(&layout, f64::from(element.scroll_top()));
             give_unmeasured_height(estimate);
-            if follow.get_untracked() {
-                stick_to_bottom(&element);
-            } else if let Some((group, offset)) = kept
-                && let Some(place) = layout.place(group)
-            {
-                element.set_scroll_top((place.top - offset).round() as i32);
-            }
+            keep_place(&element, &layout, anchor);
         }
         let top = f64::from(element.scroll_top());
         let view_height = f64::from(element.client_height());
@@ -163,23 +177,13 @@ pub fn Transcript(
         if near.with_value(|near| *near == next) {
             return;
         }
-        let anchor = anchor_group(&layout, top);
-        let offset = anchor.and_then(|group| layout.place(group)).map(|place| place.top - top);
+        let anchor = anchor_at(&layout, top);
         near.set_value(next);
         refresh_built();
         leptos::task::spawn_local(async move {
             leptos::task::tick().await;
-            let (Some(element), Some(rows)) = (scroller.get_untracked(), rows_box.get_untracked()) else { return };
-            if follow.get_untracked() {
-                stick_to_bottom(&element);
-                return;
-            }
-            let (Some(anchor), Some(offset)) = (anchor, offset) else { return };
-            let Some(place) = GroupBoxes::of(&rows).place(anchor) else { return };
-            let wanted_top = place.top - offset;
-            // The browser's own scroll anchoring may have done it already.
-            if (f64::from(element.scroll_top()) - wanted_top).abs() > 1.0 {
-                element.set_scroll_top(wanted_top.round() as i32);
+            if let (Some(element), Some(rows)) = (scroller.get_untracked(), rows_box.get_untracked()) {
+                keep_place(&element, &GroupBoxes::of(&rows), anchor);
             }
         });
     };
