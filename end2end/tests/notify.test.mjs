@@ -10,6 +10,7 @@
 // `Notification` constructor to record each one made; the page still makes it through the real API.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import { openChat, sendPrompt, startServer } from './support.mjs';
 
 const ANSWER = 'Here is the answer you were waiting for, written slowly.';
@@ -35,6 +36,8 @@ const INIT = () => {
 
 const notifications = (page) =>
   page.evaluate(() => window.__notifications.map(({ title, body, tag }) => ({ title, body, tag })));
+// The page's own icon, which it carries as a `data:` URL (no request of its own while the page loads).
+const PLAIN_ICON = `data:image/svg+xml,${fs.readFileSync(new URL('../../public/favicon.svg', import.meta.url), 'utf8').trim().replaceAll('%', '%25').replaceAll('#', '%23').replaceAll('<', '%3C').replaceAll('>', '%3E').replaceAll('"', "'")}`;
 const favicon = (page) => page.evaluate(() => document.querySelector("link[rel~='icon']").getAttribute('href'));
 const setHidden = (page, hidden) => page.evaluate((hidden) => window.__setHidden(hidden), hidden);
 const answerText = (page) => page.locator('[data-testid="transcript"] .message[data-role="assistant"]').last();
@@ -86,7 +89,7 @@ describe('notifications: a run that finishes or fails', () => {
   test('a finished run while hidden: one notification, "(1) " and the dot until seen; nothing while visible', { timeout: 120_000 }, async (t) => {
     const { page, check } = await openNotifyingChat(t, server);
     assert.equal(await page.title(), 'chatwire');
-    assert.equal(await favicon(page), '/favicon.svg');
+    assert.equal(await favicon(page), PLAIN_ICON);
 
     // Visible: the run ends with nothing of the sort.
     await sendPrompt(page, 'First, while I watch');
@@ -111,7 +114,7 @@ describe('notifications: a run that finishes or fails', () => {
     // Seen: the tab visible again with that session open.
     await setHidden(page, false);
     await page.waitForFunction(() => document.title === 'chatwire');
-    assert.equal(await favicon(page), '/favicon.svg');
+    assert.equal(await favicon(page), PLAIN_ICON);
     await answerText(page).getByText(ANSWER).waitFor();
     assert.equal((await notifications(page)).length, 1, 'seeing it makes no new one');
 
@@ -201,7 +204,7 @@ describe('notifications: a run that waits for the user', () => {
     // Seen; answered while visible, the run's end is not notified.
     await setHidden(page, false);
     await page.waitForFunction(() => document.title === 'chatwire');
-    assert.equal(await favicon(page), '/favicon.svg');
+    assert.equal(await favicon(page), PLAIN_ICON);
     await asking.getByRole('button', { name: 'Blue' }).click();
     await answerText(page).getByText('All set.').waitFor({ timeout: 30_000 });
     await sendButton(page).waitFor();

@@ -61,6 +61,24 @@ fn connect(_state: PageState) -> PageRequests {
 const THEME_SCRIPT: &str = "try{var t=localStorage.getItem('chatwire.theme');\
 if(t==='light'||t==='dark')document.documentElement.dataset.theme=t}catch(e){}";
 
+/// `public/favicon.svg` as a `data:` URL: in the page, the icon costs no request of its own, which on a slow line
+/// would share the line with the WASM's download (the browser asks for it while the page is loading).
+fn favicon_data_url() -> String {
+    let mut url = String::from("data:image/svg+xml,");
+    for c in include_str!("../../public/favicon.svg").trim().chars() {
+        match c {
+            '%' => url.push_str("%25"),
+            '#' => url.push_str("%23"),
+            '<' => url.push_str("%3C"),
+            '>' => url.push_str("%3E"),
+            '"' => url.push('\''),
+            '\n' => {}
+            c => url.push(c),
+        }
+    }
+    url
+}
+
 /// URLs of the page's content-hashed script, WASM module and chunk loader, and its stylesheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageAssets {
@@ -105,7 +123,7 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
                 <meta charset="utf-8"/>
                 <meta name="viewport" content="width=device-width, initial-scale=1"/>
                 <meta name="color-scheme" content="light dark"/>
-                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <link rel="icon" href=favicon_data_url() type="image/svg+xml"/>
                 <link rel="manifest" href="/manifest.webmanifest"/>
                 <link rel="apple-touch-icon" href="/icon-192.png"/>
                 <meta name="theme-color" content="#2f6feb"/>
