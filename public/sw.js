@@ -123,7 +123,8 @@ async function hashedAsset(request) {
 }
 
 // Keeps a page, and the assets its HTML names, so an offline reload finds the whole shell. A page naming a
-// script no kept page named before is a new build: the older build's hashed files are dropped.
+// WASM module no kept page named before is a new build: the older build's hashed files are dropped. (The page
+// names its module in a preload; its script is in the page itself.)
 async function keepPage(key, response) {
   const html = await response.clone().text();
   const named = assetsNamedIn(html);
@@ -134,9 +135,9 @@ async function keepPage(key, response) {
     await pages.delete(old);
   }
   const assets = await caches.open(ASSETS);
-  const script = named.find((path) => path.endsWith('.js'));
+  const module = named.find((path) => path.endsWith('.wasm'));
   const keptNames = (await assets.keys()).map((request) => new URL(request.url).pathname);
-  if (script && !keptNames.includes(script)) {
+  if (module && !keptNames.includes(module)) {
     for (const path of keptNames) {
       if (path.startsWith('/pkg/') && !named.includes(path)) {
         await assets.delete(path);

@@ -26,8 +26,9 @@ const SEARCH_HITS = /\/pkg\/split_search_hits\.[^/]+\.wasm$/;
 const SESSION = /\/pkg\/split_session\.[^/]+\.wasm$/;
 
 // wasm-split's loader starts the fetch before it waits for the chunks it shares code with, so a refused fetch can
-// surface as an unhandled rejection before the loader handles it.
-const loaderRejection = (p) => /^page error: TypeError: Failed to fetch\n\s+at \S+\/pkg\/__wasm_split\./.test(p);
+// surface as an unhandled rejection before the loader handles it. (The loader is in the page's own script: its
+// `loader` function is the frame that names it.)
+const loaderRejection = (p) => /^page error: TypeError: Failed to fetch\n\s+at \S+\n\s+at loader \(/.test(p);
 
 describe('WASM chunks', () => {
   const suite = serverForSuite({ script: SCRIPT, args: ['--approve', 'never'] });

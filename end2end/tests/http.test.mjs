@@ -5,10 +5,7 @@ import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import { getPage, httpGet, linkTags, serverForSuite } from './support.mjs';
 
-const ASSETS = [
-  { kind: 'js', rel: 'modulepreload', contentType: /^text\/javascript\s*(;.*)?$/i },
-  { kind: 'wasm', rel: 'preload', contentType: /^application\/wasm\s*(;.*)?$/i },
-];
+const ASSETS = [{ kind: 'wasm', rel: 'preload', contentType: /^application\/wasm\s*(;.*)?$/i }];
 
 const ENCODINGS = [
   { name: 'br', decode: zlib.brotliDecompressSync },
@@ -101,7 +98,6 @@ describe('chatwire http', () => {
     }
   });
 
-  // `cargo leptos --split` adds a loader module, imported by the main script, and the chunks it fetches.
   test('the stylesheet is in the page, allowed by its nonce', async () => {
     const page = await getPage(suite.server.url);
     const html = page.body.toString('utf8');
@@ -120,7 +116,7 @@ describe('chatwire http', () => {
     assert.ok(styleSources.split(/\s+/).includes(`'nonce-${nonce}'`), `style-src allows the page's nonce: ${policy}`);
     assert.ok(!styleSources.includes("'unsafe-inline'"), policy);
 
-    // With the stylesheet in it the page is ~40 KB: it is compressed as the browser asks.
+    // With the stylesheet and the script in it the page is ~75 KB: it is compressed as the browser asks.
     for (const { name, decode } of ENCODINGS) {
       const compressed = await httpGet(new URL('/', suite.server.url), { cookie: page.cookie, 'accept-encoding': name });
       assert.equal(compressed.headers['content-encoding'], name, describeResponse(compressed));
@@ -130,33 +126,40 @@ describe('chatwire http', () => {
     }
   });
 
-  test('split WASM chunks: found through the loader, served like the other hashed assets', async () => {
+  // `cargo leptos --split` adds a loader of the chunks, which imports the WASM's glue and is imported by it; the page
+  // carries both merged into its one module script (src/server/boot_script.rs).
+  test('the script is in the page: glue and chunk loader in one module, allowed by its nonce', async () => {
     const page = await getPage(suite.server.url);
-    const script = linkTags(page.body.toString('utf8')).find((l) => /^\/pkg\/chatwire\.[^/]+\.js$/.test(l.href ?? ''));
-    assert.ok(script, 'no main script link in the HTML');
-    const main = await httpGet(new URL(script.href, suite.server.url));
-    const loaderName = main.body.toString('utf8').match(/["']\.\/(__wasm_split\.[^"'/]+\.js)["']/)?.[1];
-    assert.ok(loaderName, 'the main script imports no __wasm_split loader');
-    const loaderUrl = new URL(`/pkg/${loaderName}`, suite.server.url);
-    // Preloaded with the script, by the page's head and its Link header, rather than found once the script is in.
-    const preloads = linkTags(page.body.toString('utf8')).filter((l) => l.rel === 'modulepreload').map((l) => l.href);
-    assert.ok(preloads.includes(loaderUrl.pathname), `the page does not preload ${loaderUrl.pathname}: ${preloads}`);
-    assert.ok((page.headers.link ?? '').includes(`<${loaderUrl.pathname}>; rel=modulepreload`), `Link: ${page.headers.link}`);
-    const loader = await httpGet(loaderUrl);
-    const chunks = [...loader.body.toString('utf8').matchAll(/["']\.\/((?:split|chunk)_[^"'/]+\.wasm)["']/g)].map((m) => m[1]);
+    const html = page.body.toString('utf8');
+    const links = linkTags(html);
+    assert.deepEqual(links.filter((l) => l.rel === 'modulepreload'), [], 'no second request for a script');
+    assert.ok(!/rel=modulepreload/.test(page.headers.link ?? ''), `Link: ${page.headers.link}`);
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    assert.ok(scripts.every(([, attrs]) => !/\bsrc=/.test(attrs)), 'no script is linked');
+    const boot = scripts.find(([, attrs]) => /\btype="module"/.test(attrs));
+    assert.ok(boot, 'a module script in the page');
+    const [, attrs, source] = boot;
+    const nonce = attrs.match(/\bnonce="([^"]+)"/)?.[1];
+    assert.ok(nonce, `the module script has a nonce: ${attrs}`);
+    assert.ok((page.headers['content-security-policy'] ?? '').includes(`'nonce-${nonce}'`), 'the policy allows it');
+    assert.ok(!/&(gt|lt|amp|quot);/.test(source), 'the script is not HTML-escaped');
+    assert.ok(!/^\s*import\b|[;}]\s*import\s*[*{"']/m.test(source), 'the script imports nothing');
+    const wasm = links.find((l) => l.rel === 'preload' && /^\/pkg\/chatwire\.[^/]+\.wasm$/.test(l.href ?? ''))?.href;
+    assert.ok(source.includes(`module_or_path: "${wasm}"`), 'the script starts the preloaded module');
+
+    // The chunks the loader fetches, served like the other hashed assets.
+    const chunks = [...source.matchAll(/["']\.\/((?:split|chunk)_[^"'/]+\.wasm)["']/g)].map((m) => m[1]);
     for (const split of ['split_session', 'split_tool_renderers']) {
       assert.ok(chunks.some((name) => name.startsWith(`${split}.`)), `the loader does not fetch ${split}: ${chunks}`);
     }
-    const assets = [
-      { url: loaderUrl, identity: loader.body, contentType: /^text\/javascript\b/i },
-      ...chunks.map((name) => ({ url: new URL(`/pkg/${name}`, suite.server.url), contentType: /^application\/wasm$/i })),
-    ];
-    for (const asset of assets) {
-      const identity = asset.identity ?? (await httpGet(asset.url)).body;
-      const res = await httpGet(asset.url, { 'accept-encoding': 'br' });
-      const ctx = `${asset.url.pathname}: ${describeResponse(res)}`;
+    assert.ok(source.includes('new URL("/pkg/",location.href)'), 'chunk addresses resolve against the package');
+    for (const name of chunks) {
+      const url = new URL(`/pkg/${name}`, suite.server.url);
+      const identity = (await httpGet(url)).body;
+      const res = await httpGet(url, { 'accept-encoding': 'br' });
+      const ctx = `${url.pathname}: ${describeResponse(res)}`;
       assert.equal(res.status, 200, ctx);
-      assert.match(res.headers['content-type'] ?? '', asset.contentType, ctx);
+      assert.match(res.headers['content-type'] ?? '', /^application\/wasm$/i, ctx);
       assert.equal(res.headers['content-encoding'], 'br', ctx);
       assert.match(res.headers['cache-control'] ?? '', /\bimmutable\b/i, ctx);
       assert.ok(zlib.brotliDecompressSync(res.body).equals(identity), `brotli body differs: ${ctx}`);

@@ -58,11 +58,22 @@ describe('search', () => {
     assert.equal(await page.locator('[data-testid="sidebar"] nav.sidebar__list').isVisible(), false, 'the hits take the list\'s place');
 
     const [{ messageId }] = await page.evaluate(async () => (await (await fetch('/api/search?q=zeppelin')).json()).hits);
+    // The mark lasts two seconds: watched from before the click, so a late look cannot miss it.
+    await page.evaluate((id) => {
+      window.__marked = false;
+      new MutationObserver((records, observer) => {
+        const marked = (record) => record.target.getAttribute('data-message-id') === id && record.target.hasAttribute('data-found');
+        if (records.some(marked)) {
+          window.__marked = true;
+          observer.disconnect();
+        }
+      }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-found'] });
+    }, messageId);
     await hit.click();
     await page.waitForURL(`**/s/${ids.found}`);
     const message = page.locator(`[data-testid="transcript"] [data-message-id="${messageId}"]`);
     await message.waitFor();
-    await page.waitForFunction((id) => document.querySelector(`[data-message-id="${id}"]`)?.hasAttribute('data-found'), messageId);
+    await page.waitForFunction(() => window.__marked);
     const inView = await page.evaluate((id) => {
       const transcript = document.querySelector('[data-testid="transcript"]').getBoundingClientRect();
       const box = document.querySelector(`[data-message-id="${id}"]`).getBoundingClientRect();

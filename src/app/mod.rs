@@ -79,25 +79,41 @@ fn favicon_data_url() -> String {
     url
 }
 
-/// URLs of the page's content-hashed script, WASM module and chunk loader, and its stylesheet.
+/// The page's content-hashed WASM module, how it gets the module's script, and its stylesheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageAssets {
-    pub script: String,
     pub wasm: String,
-    /// The split build's loader of WASM chunks, which the script imports; none in a build without chunks.
-    pub split_loader: Option<String>,
+    pub script: PageScript,
     pub stylesheet: Stylesheet,
+}
+
+/// How the page gets the WASM module's JavaScript glue and, in a split build, the loader of its chunks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageScript {
+    /// Both merged into the page itself (release builds, `server::boot_script`): they come in the round trip in
+    /// which the line would otherwise idle until the WASM's first byte, instead of sharing the line with it.
+    Inline {
+        source: &'static str,
+        /// The local names, in `source`, of the glue's `default` and `hydrate` exports.
+        init: &'static str,
+        hydrate: &'static str,
+    },
+    /// Links to the files (development, or a release whose files could not be merged).
+    Linked { glue: String, split_loader: Option<String> },
 }
 
 impl PageAssets {
     /// The page's `Link` header: the same preloads as its `<head>`, which a browser acts on as soon as the response's
     /// headers are in, before the page's own bytes (on a slow line the page takes a round trip or more).
     pub fn preload_header(&self) -> String {
-        let mut links = vec![
-            format!("<{}>; rel=preload; as=fetch; type=\"application/wasm\"; crossorigin", self.wasm),
-            format!("<{}>; rel=modulepreload", self.script),
-        ];
-        links.extend(self.split_loader.iter().map(|loader| format!("<{loader}>; rel=modulepreload")));
+        let mut links = vec![format!("<{}>; rel=preload; as=fetch; type=\"application/wasm\"; crossorigin", self.wasm)];
+        match &self.script {
+            PageScript::Inline { .. } => {}
+            PageScript::Linked { glue, split_loader } => {
+                links.push(format!("<{glue}>; rel=modulepreload"));
+                links.extend(split_loader.iter().map(|loader| format!("<{loader}>; rel=modulepreload")));
+            }
+        }
         links.join(", ")
     }
 }
@@ -186,11 +202,24 @@ fn PageScripts(
     /// Where the hashed files are served.
     assets: PageAssets,
 ) -> impl IntoView {
-    let boot = format!(
-        "import init, {{ hydrate }} from {:?};\ninit({{ module_or_path: {:?} }}).then(() => {{\n  hydrate();\n  \
-         if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
-        assets.script, assets.wasm
-    );
+    let start = |init: &str, hydrate: &str| {
+        format!(
+            "{init}({{ module_or_path: {:?} }}).then(() => {{\n  {hydrate}();\n  \
+             if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
+            assets.wasm
+        )
+    };
+    let (boot, preloads) = match assets.script {
+        PageScript::Inline { source, init, hydrate } => (format!("{source}\n{}", start(init, hydrate)), None),
+        PageScript::Linked { glue, split_loader } => {
+            let boot = format!("import init, {{ hydrate }} from {glue:?};\n{}", start("init", "hydrate"));
+            let preloads = view! {
+                <link rel="modulepreload" href=glue/>
+                {split_loader.map(|loader| view! { <link rel="modulepreload" href=loader/> })}
+            };
+            (boot, Some(preloads))
+        }
+    };
     let stylesheet = match assets.stylesheet {
         Stylesheet::Inline(css) => view! { <style nonce=leptos::nonce::use_nonce() inner_html=css></style> }.into_any(),
         Stylesheet::Link(href) => view! { <link rel="stylesheet" href=href/> }.into_any(),
@@ -198,8 +227,7 @@ fn PageScripts(
     // The preloads first: the WASM's download starts as soon as these bytes of the page are in, not after the
     // stylesheet's.
     view! {
-        <link rel="modulepreload" href=assets.script/>
-        {assets.split_loader.map(|loader| view! { <link rel="modulepreload" href=loader/> })}
+        {preloads}
         <link rel="preload" href=assets.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
         {stylesheet}
         <script type="module" nonce=leptos::nonce::use_nonce()>{boot}</script>

@@ -255,8 +255,12 @@ async fn scroll_to_message(page: Page, session_id: String, id: String) {
             }
             continue;
         };
-        // One more pause: the transcript scrolls to its end once its rows are in, and that must come first.
+        // One more pause: the transcript scrolls to its end once its rows are in, and that must come first. That
+        // scroll may let the message's group go (it was built while near the viewport): then it is looked for again.
         pause.sleep(FIND_MESSAGE_EVERY).await;
+        if !element.is_connected() {
+            continue;
+        }
         element.scroll_into_view();
         let _ = element.set_attribute("data-found", "true");
         pause.sleep(Duration::from_secs(2)).await;

@@ -5,6 +5,7 @@
 //! files forever.
 
 use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
 
 use axum::body::Body;
 use axum::http::header::{
@@ -13,8 +14,9 @@ use axum::http::header::{
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::Response;
 
+use super::boot_script::{self, SplitLoader};
 use super::fingerprint::fingerprint;
-use crate::app::{PageAssets, Stylesheet};
+use crate::app::{PageAssets, PageScript, Stylesheet};
 
 /// One file of the site, compiled into the binary.
 pub struct EmbeddedAsset {
@@ -95,8 +97,8 @@ impl SiteAssets {
         }
     }
 
-    /// The URLs of the page's script, WASM module and chunk loader, with their content hashes in the names, and its
-    /// stylesheet: the embedded one's text, or a link to the one on disk.
+    /// The URL of the page's WASM module, with its content hash in the name; its script, merged into the page when
+    /// embedded, else linked; and its stylesheet: the embedded one's text, or a link to the one on disk.
     pub fn page_assets(&self, output_name: &str, pkg_dir: &str) -> Option<PageAssets> {
         let names = self.file_names_in_pkg(pkg_dir);
         let find = |extension: &str| {
@@ -120,15 +122,19 @@ impl SiteAssets {
             SiteAssets::Disk { .. } => Stylesheet::Link(find("css")?),
         };
         // The split build's chunk loader, which the script imports: `cargo leptos watch` builds none.
-        let split_loader = names
-            .iter()
-            .find(|name| {
-                name.strip_prefix("__wasm_split.")
-                    .and_then(|rest| rest.strip_suffix(".js"))
-                    .is_some_and(is_content_hash)
-            })
-            .map(|name| format!("/{pkg_dir}/{name}"));
-        Some(PageAssets { script: find("js")?, wasm: find("wasm")?, split_loader, stylesheet })
+        let split_loader = names.iter().find(|name| {
+            name.strip_prefix("__wasm_split.").and_then(|rest| rest.strip_suffix(".js")).is_some_and(is_content_hash)
+        });
+        let glue = find("js")?;
+        let script = match self {
+            SiteAssets::Embedded => inline_script(&glue, split_loader.map(String::as_str), pkg_dir),
+            SiteAssets::Disk { .. } => None,
+        }
+        .unwrap_or_else(|| PageScript::Linked {
+            glue,
+            split_loader: split_loader.map(|name| format!("/{pkg_dir}/{name}")),
+        });
+        Some(PageAssets { wasm: find("wasm")?, script, stylesheet })
     }
 
     /// Answers a GET for `url_path`, or `None` when there is no such file.
@@ -149,6 +155,34 @@ impl SiteAssets {
         };
         Some(respond_with(&relative, found, request_headers))
     }
+}
+
+/// The embedded glue (`glue`, a URL path) and chunk loader (`loader`, a file name in `pkg_dir`) merged into one
+/// inline script, once per process; `None`, with a warning, when they cannot be (the page then links them).
+fn inline_script(glue: &str, loader: Option<&str>, pkg_dir: &str) -> Option<PageScript> {
+    static MERGED: OnceLock<Option<boot_script::InlineGlue>> = OnceLock::new();
+    let embedded = |path: &str| {
+        EMBEDDED
+            .iter()
+            .find(|asset| asset.path == path.trim_start_matches('/'))
+            .and_then(|asset| std::str::from_utf8(asset.identity).ok())
+    };
+    let merged = MERGED.get_or_init(|| {
+        let glue_source = embedded(glue)?;
+        let glue_file_name = glue.rsplit('/').next().unwrap_or(glue);
+        let loader = match loader {
+            Some(file_name) => Some(SplitLoader { source: embedded(&format!("{pkg_dir}/{file_name}"))?, file_name }),
+            None => None,
+        };
+        boot_script::merge(glue_source, glue_file_name, loader, &format!("/{pkg_dir}/"))
+            .inspect_err(|error| tracing::warn!("the page links its script instead of carrying it: {error}"))
+            .ok()
+    });
+    merged.as_ref().map(|merged| PageScript::Inline {
+        source: &merged.source,
+        init: &merged.init,
+        hydrate: &merged.hydrate,
+    })
 }
 
 fn read_from_disk(path: &Path, accepted: Accepted) -> Option<Found<'static>> {

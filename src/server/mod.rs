@@ -3,6 +3,7 @@
 mod activity;
 pub mod assets;
 mod attachments;
+mod boot_script;
 mod branch;
 mod caught_panic;
 pub mod chat;
