@@ -29,10 +29,10 @@ SPLIT="$CARGO_TARGET_DIR/front/wasm32-unknown-unknown/wasm-release/chatwire_spli
 OUT="$ROOT/target/size-profile"
 rm -rf "$OUT"
 mkdir -p "$OUT"
-# cargo-leptos 0.3.10's flags (src/compile/front.rs): wasm-bindgen for a split build, and wasm-opt's defaults, or
-# LEPTOS_WASM_OPT_FEATURES when set, as cargo-leptos reads it.
+# cargo-leptos 0.3.10's flags (src/compile/front.rs): wasm-bindgen for a split build, and the wasm-opt flags of
+# Cargo.toml's `wasm-opt-features`, or LEPTOS_WASM_OPT_FEATURES when set, as cargo-leptos reads it.
 wasm-bindgen --target=web --keep-lld-exports --no-demangle --out-name=chatwire --out-dir="$OUT" "$SPLIT"
-IFS=, read -ra OPT <<<"${LEPTOS_WASM_OPT_FEATURES:--Oz,--enable-bulk-memory,--enable-nontrapping-float-to-int}"
+IFS=, read -ra OPT <<<"${LEPTOS_WASM_OPT_FEATURES:--Oz,--converge,--enable-bulk-memory,--enable-nontrapping-float-to-int}"
 wasm-opt "${OPT[@]}" -g "$OUT/chatwire_bg.wasm" -o "$OUT/named.wasm"
 twiggy top --format json "$OUT/named.wasm" >"$OUT/top.json"
 twiggy dominators --format json "$OUT/named.wasm" >"$OUT/dominators.json"
