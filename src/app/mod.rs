@@ -147,10 +147,11 @@ pub fn shell(options: LeptosOptions, assets: Option<PageAssets>) -> impl IntoVie
                 <title>"chatwire"</title>
                 <PageTexts lang/>
                 <AutoReload options/>
-                {assets.map(|assets| view! { <PageScripts assets/> })}
+                {assets.clone().map(|assets| view! { <PageHead assets/> })}
             </head>
             <body>
                 <App/>
+                {assets.map(|assets| view! { <BootScript assets/> })}
             </body>
         </html>
     }
@@ -191,34 +192,18 @@ fn PageTexts(lang: Lang) -> impl IntoView {
     let _ = lang;
 }
 
-/// Puts in the stylesheet and boots the WASM, which then hydrates the server-rendered page; then registers the
-/// service worker (`public/sw.js`) that lets the installed app open without the server.
-///
-/// Leptos' own `HydrationScripts` reads the hashed names from a `hash.txt`
-/// beside the executable at run time; ours come from the asset table, so a
-/// release binary copied alone anywhere still finds them.
+/// The page's head part of its assets: the preloads, then the stylesheet.
 #[component]
-fn PageScripts(
+fn PageHead(
     /// Where the hashed files are served.
     assets: PageAssets,
 ) -> impl IntoView {
-    let start = |init: &str, hydrate: &str| {
-        format!(
-            "{init}({{ module_or_path: {:?} }}).then(() => {{\n  {hydrate}();\n  \
-             if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
-            assets.wasm
-        )
-    };
-    let (boot, preloads) = match assets.script {
-        PageScript::Inline { source, init, hydrate } => (format!("{source}\n{}", start(init, hydrate)), None),
-        PageScript::Linked { glue, split_loader } => {
-            let boot = format!("import init, {{ hydrate }} from {glue:?};\n{}", start("init", "hydrate"));
-            let preloads = view! {
-                <link rel="modulepreload" href=glue/>
-                {split_loader.map(|loader| view! { <link rel="modulepreload" href=loader/> })}
-            };
-            (boot, Some(preloads))
-        }
+    let preloads = match assets.script {
+        PageScript::Inline { .. } => None,
+        PageScript::Linked { glue, split_loader } => Some(view! {
+            <link rel="modulepreload" href=glue/>
+            {split_loader.map(|loader| view! { <link rel="modulepreload" href=loader/> })}
+        }),
     };
     let stylesheet = match assets.stylesheet {
         Stylesheet::Inline(css) => view! { <style nonce=leptos::nonce::use_nonce() inner_html=css></style> }.into_any(),
@@ -230,8 +215,36 @@ fn PageScripts(
         {preloads}
         <link rel="preload" href=assets.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
         {stylesheet}
-        <script type="module" nonce=leptos::nonce::use_nonce()>{boot}</script>
     }
+}
+
+/// Boots the WASM, which then hydrates the server-rendered page; then registers the service worker
+/// (`public/sw.js`) that lets the installed app open without the server. At the end of the body: a module script
+/// runs once the page is parsed wherever it stands, and there its ~9 KB (inline in a release build) come after the
+/// body's, which the first paint waits for.
+///
+/// Leptos' own `HydrationScripts` reads the hashed names from a `hash.txt`
+/// beside the executable at run time; ours come from the asset table, so a
+/// release binary copied alone anywhere still finds them.
+#[component]
+fn BootScript(
+    /// Where the hashed files are served.
+    assets: PageAssets,
+) -> impl IntoView {
+    let start = |init: &str, hydrate: &str| {
+        format!(
+            "{init}({{ module_or_path: {:?} }}).then(() => {{\n  {hydrate}();\n  \
+             if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
+            assets.wasm
+        )
+    };
+    let boot = match assets.script {
+        PageScript::Inline { source, init, hydrate } => format!("{source}\n{}", start(init, hydrate)),
+        PageScript::Linked { glue, .. } => {
+            format!("import init, {{ hydrate }} from {glue:?};\n{}", start("init", "hydrate"))
+        }
+    };
+    view! { <script type="module" nonce=leptos::nonce::use_nonce()>{boot}</script> }
 }
 
 /// The page: one view for both of its paths, `/` (a new chat) and `/s/{id}` (a session); the server answers only
