@@ -16,8 +16,9 @@
 // CHATWIRE_BIN. BENCH_PKG_DIRS (as in stream.mjs: split builds' `pkg` directories, `-` for the binary's own) has each
 // binary serve each of those client builds in turn: client changes compare without building the server. A client
 // served that way goes through Playwright's request interception, which slows the open; compare pkg dirs with pkg
-// dirs, not with `-`. BENCH_TIMELINE=1 prints, for each open, when the page was hydrated and when each of its
-// requests was asked for and answered (ms from navigation start), to see what the open waits on.
+// dirs, not with `-`. BENCH_TIMELINE=1 prints, for each open, when the main module was instantiated and the page
+// hydrated, the page's own navigation timing, and when each of its requests was asked for and answered (ms from
+// navigation start), to see what the open waits on.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -32,8 +33,15 @@ const FLING_PX = 1200;
 const PKG_DIRS = (process.env.BENCH_PKG_DIRS ?? '-').split(',').filter(Boolean);
 const TIMELINE = Boolean(process.env.BENCH_TIMELINE);
 
-/** Records, from the page's first script on, when the app is marked hydrated. */
+/** Records, from the page's first script on, when the main module is instantiated and when the app is marked
+ * hydrated. */
 const WATCH_HYDRATION = `
+  const instantiate = WebAssembly.instantiateStreaming;
+  WebAssembly.instantiateStreaming = async (...args) => {
+    const instance = await instantiate(...args);
+    window.__instantiatedAt ??= performance.now();
+    return instance;
+  };
   new MutationObserver((_, observer) => {
     const app = document.querySelector('.app[data-hydrated="true"]');
     if (app && window.__hydratedAt === undefined) { window.__hydratedAt = performance.now(); observer.disconnect(); }
@@ -42,15 +50,19 @@ const WATCH_HYDRATION = `
 
 /** The open's timeline: hydration, then each request by when it was asked for. */
 async function printTimeline(page, openMs) {
-  const { hydratedAt, requests } = await page.evaluate(() => ({
+  const { hydratedAt, instantiatedAt, navigation, requests } = await page.evaluate(() => ({
     hydratedAt: window.__hydratedAt,
+    instantiatedAt: window.__instantiatedAt,
+    navigation: performance.getEntriesByType('navigation')[0].toJSON(),
     requests: performance.getEntriesByType('resource').map((entry) => ({
       name: new URL(entry.name).pathname.replace(/^\/pkg\//, ''),
       start: entry.startTime,
       end: entry.responseEnd,
     })),
   }));
-  console.log(`  hydrated ${Math.round(hydratedAt)} ms, drawn ${openMs} ms; ${requests.length} requests:`);
+  console.log(`  instantiated ${Math.round(instantiatedAt)} ms, hydrated ${Math.round(hydratedAt)} ms, drawn ${openMs} ms; ${requests.length} requests:`);
+  const steps = ['requestStart', 'responseStart', 'responseEnd', 'domInteractive', 'domContentLoadedEventEnd'];
+  console.log(`    page: ${steps.map((step) => `${step} ${Math.round(navigation[step])}`).join(', ')}`);
   for (const request of requests.sort((a, b) => a.start - b.start)) {
     console.log(`    ${Math.round(request.start)}–${Math.round(request.end)} ms ${request.name}`);
   }

@@ -62,6 +62,14 @@ describe('long session', () => {
     await last.waitFor({ state: 'attached', timeout: 30_000 });
     await settle(page);
 
+    // The transcript came from the preload the page's `Link` header asked for with the page, not from a second
+    // request made once the WASM had hydrated the page.
+    const transcriptRequests = await page.evaluate(
+      (path) => performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === path).map((e) => e.initiatorType),
+      `/api/sessions/${sessionId}`,
+    );
+    assert.deepEqual(transcriptRequests, ['link'], 'one request for the transcript, the preload');
+
     const opened = await transcriptState(page);
     assert.ok(opened.built < MESSAGES / 2, `${opened.built} of ${MESSAGES} messages built at the end`);
     assert.ok(opened.boxes >= 3, `${opened.boxes} groups stand in as boxes`);

@@ -115,12 +115,15 @@ describe('chatwire page', () => {
     await page.reload({ waitUntil: 'domcontentloaded' });
     await waitForHydration(page);
     await page.getByText('Run it yourself:').waitFor({ timeout: 10_000 });
-    // Opening a session asks for its chunk (the rows, the markdown parser) alongside its transcript, not once the
-    // transcript is here.
-    const chunkAt = apiRequests.findIndex((p) => /^asked \/pkg\/split_session\.[^/]+\.wasm$/.test(p));
-    const transcriptAt = apiRequests.findIndex((p) => /^answered \/api\/sessions\/[^/]+$/.test(p));
-    assert.ok(chunkAt >= 0 && transcriptAt >= 0, `chunk or transcript not requested: ${apiRequests}`);
-    assert.ok(chunkAt < transcriptAt, `the session chunk was asked for after the transcript came: ${apiRequests}`);
+    // A session's page asks for its transcript with the page (the `Link` header's preload), not once the WASM is
+    // here; the chunk that draws it (the rows, the markdown parser) is asked for once the page is live.
+    const at = (pattern) => apiRequests.findIndex((p) => pattern.test(p));
+    const transcriptAt = at(/^asked \/api\/sessions\/[^/]+$/);
+    const mainModuleAt = at(/^answered \/pkg\/chatwire\.[^/]+\.wasm$/);
+    assert.ok(at(/^asked \/pkg\/split_session\.[^/]+\.wasm$/) >= 0, `the session's chunk was not requested: ${apiRequests}`);
+    assert.ok(transcriptAt >= 0 && mainModuleAt >= 0, `transcript or main module not requested: ${apiRequests}`);
+    assert.ok(transcriptAt < mainModuleAt, `the transcript was asked for after the WASM came: ${apiRequests}`);
+    assert.equal(apiRequests.filter((p) => /^asked \/api\/sessions\/[^/]+$/.test(p)).length, 1, `${apiRequests}`);
     // The sidebar's rows come with the lists' chunk, which a session's URL fetches after the code that follows it.
     await page.locator('.sidebar__item').first().waitFor({ timeout: 10_000 });
     assert.equal(await page.locator('.sidebar__item').count(), 1, 'the sidebar lists the session');

@@ -104,8 +104,10 @@ pub enum PageScript {
 
 impl PageAssets {
     /// The page's `Link` header: the same preloads as its `<head>`, which a browser acts on as soon as the response's
-    /// headers are in, before the page's own bytes (on a slow line the page takes a round trip or more).
-    pub fn preload_header(&self) -> String {
+    /// headers are in, before the page's own bytes (on a slow line the page takes a round trip or more). For a page
+    /// at `/s/{id}`, `path`, also the transcript of that session: the client asks for it when hydrated
+    /// (`client::follow::open`), and takes the preloaded answer instead of waiting that long.
+    pub fn preload_header(&self, path: &str) -> String {
         let mut links = vec![format!("<{}>; rel=preload; as=fetch; type=\"application/wasm\"; crossorigin", self.wasm)];
         match &self.script {
             PageScript::Inline { .. } => {}
@@ -113,6 +115,11 @@ impl PageAssets {
                 links.push(format!("<{glue}>; rel=modulepreload"));
                 links.extend(split_loader.iter().map(|loader| format!("<{loader}>; rel=modulepreload")));
             }
+        }
+        // Only ids that need no escaping: anything else in a `Link` header could end the entry or the header.
+        let plain = |id: &String| id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if let Some(session) = session_in_path(path).filter(plain) {
+            links.push(format!("</api/sessions/{session}>; rel=preload; as=fetch; crossorigin"));
         }
         links.join(", ")
     }
@@ -556,7 +563,7 @@ fn message_actions(
 
 #[cfg(test)]
 mod tests {
-    use super::session_in_path;
+    use super::{PageAssets, PageScript, Stylesheet, session_in_path};
 
     #[test]
     fn a_session_path_names_its_session() {
@@ -566,5 +573,18 @@ mod tests {
         assert_eq!(session_in_path("/s/"), None);
         assert_eq!(session_in_path("/s/a/b"), None);
         assert_eq!(session_in_path("/other"), None);
+    }
+
+    #[test]
+    fn a_session_page_preloads_its_transcript() {
+        let assets = PageAssets {
+            wasm: "/pkg/chatwire.h.wasm".into(),
+            script: PageScript::Linked { glue: "/pkg/chatwire.h.js".into(), split_loader: None },
+            stylesheet: Stylesheet::Link("/pkg/chatwire.h.css".into()),
+        };
+        let session = "</api/sessions/abc-1>; rel=preload; as=fetch; crossorigin";
+        assert!(assets.preload_header("/s/abc-1").ends_with(&format!(", {session}")));
+        assert!(!assets.preload_header("/").contains("/api/"));
+        assert!(!assets.preload_header("/s/a%3E%2C").contains("/api/"), "an id that would need escaping is left out");
     }
 }

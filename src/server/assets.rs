@@ -159,25 +159,37 @@ impl SiteAssets {
 
 /// The embedded glue (`glue`, a URL path) and chunk loader (`loader`, a file name in `pkg_dir`) merged into one
 /// inline script, once per process; `None`, with a warning, when they cannot be (the page then links them).
+/// The merge is kept for the first files asked for (a process serves one build); asked for others, the page links
+/// them rather than carry the wrong script.
 fn inline_script(glue: &str, loader: Option<&str>, pkg_dir: &str) -> Option<PageScript> {
-    static MERGED: OnceLock<Option<boot_script::InlineGlue>> = OnceLock::new();
+    static MERGED: OnceLock<(String, Option<boot_script::InlineGlue>)> = OnceLock::new();
+    let files = format!("{glue} {loader:?} {pkg_dir}");
     let embedded = |path: &str| {
         EMBEDDED
             .iter()
             .find(|asset| asset.path == path.trim_start_matches('/'))
             .and_then(|asset| std::str::from_utf8(asset.identity).ok())
     };
-    let merged = MERGED.get_or_init(|| {
-        let glue_source = embedded(glue)?;
-        let glue_file_name = glue.rsplit('/').next().unwrap_or(glue);
-        let loader = match loader {
-            Some(file_name) => Some(SplitLoader { source: embedded(&format!("{pkg_dir}/{file_name}"))?, file_name }),
-            None => None,
+    let (merged_files, merged) = MERGED.get_or_init(|| {
+        let merged = || {
+            let glue_source = embedded(glue)?;
+            let glue_file_name = glue.rsplit('/').next().unwrap_or(glue);
+            let loader = match loader {
+                Some(file_name) => {
+                    Some(SplitLoader { source: embedded(&format!("{pkg_dir}/{file_name}"))?, file_name })
+                }
+                None => None,
+            };
+            boot_script::merge(glue_source, glue_file_name, loader, &format!("/{pkg_dir}/"))
+                .inspect_err(|error| tracing::warn!("the page links its script instead of carrying it: {error}"))
+                .ok()
         };
-        boot_script::merge(glue_source, glue_file_name, loader, &format!("/{pkg_dir}/"))
-            .inspect_err(|error| tracing::warn!("the page links its script instead of carrying it: {error}"))
-            .ok()
+        (files.clone(), merged())
     });
+    if *merged_files != files {
+        tracing::warn!("the page links its script: it was merged from {merged_files}, not {files}");
+        return None;
+    }
     merged.as_ref().map(|merged| PageScript::Inline {
         source: &merged.source,
         init: &merged.init,

@@ -149,18 +149,15 @@ fn is_init_sync_import(statement: &str, glue_file_name: &str) -> bool {
 /// The glue with each `import * as x from "./<loader>"` turned into `const x = __chatwireSplit;`.
 fn replace_namespace_imports(glue: &str, loader_file_name: &str) -> Result<String, MergeError> {
     let mut merged = String::with_capacity(glue.len());
-    let mut rest = glue;
-    while let Some(start) = next_import(rest) {
-        let after = &rest[start..];
-        let end = statement_end(after);
-        let statement = &after[..end];
-        let binding = namespace_import_of(statement, loader_file_name)
-            .ok_or_else(|| MergeError::UnknownImport { file: "glue", statement: statement.to_owned() })?;
-        merged.push_str(&rest[..start]);
+    let mut copied = 0;
+    for statement in import_ranges(glue) {
+        let binding = namespace_import_of(&glue[statement.clone()], loader_file_name)
+            .ok_or_else(|| MergeError::UnknownImport { file: "glue", statement: glue[statement.clone()].to_owned() })?;
+        merged.push_str(&glue[copied..statement.start]);
         merged.push_str(&format!("const {binding}={SPLIT_NAMESPACE};"));
-        rest = &after[end..];
+        copied = statement.end;
     }
-    merged.push_str(rest);
+    merged.push_str(&glue[copied..]);
     Ok(merged)
 }
 
@@ -201,13 +198,16 @@ fn next_import(source: &str) -> Option<usize> {
 
 /// Every static import statement in `source`.
 fn import_statements(source: &str) -> impl Iterator<Item = &str> {
-    let mut rest = source;
+    import_ranges(source).map(|range| &source[range])
+}
+
+/// Where, in `source`, each static import statement is.
+fn import_ranges(source: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    let mut from = 0;
     std::iter::from_fn(move || {
-        let start = next_import(rest)?;
-        let after = &rest[start..];
-        let end = statement_end(after);
-        rest = &after[end..];
-        Some(&after[..end])
+        let start = from + next_import(&source[from..])?;
+        from = start + statement_end(&source[start..]);
+        Some(start..from)
     })
 }
 
