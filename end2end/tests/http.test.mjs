@@ -153,6 +153,11 @@ describe('chatwire http', () => {
       assert.ok(chunks.some((name) => name.startsWith(`${split}.`)), `the loader does not fetch ${split}: ${chunks}`);
     }
     assert.ok(source.includes('new URL("/pkg/",location.href)'), 'chunk addresses resolve against the package');
+    // A split's own file (the biggest) is asked for before the small files it shares, which would take HTTP/1.1's
+    // six connections first.
+    const ownFile = source.indexOf('const instantiate = fetcher();');
+    const sharedFiles = source.indexOf('const parallelStuff = deps.map(d => d());');
+    assert.ok(ownFile >= 0 && sharedFiles > ownFile, "the loader asks for a split's shared files before its own");
     for (const name of chunks) {
       const url = new URL(`/pkg/${name}`, suite.server.url);
       const identity = (await httpGet(url)).body;
