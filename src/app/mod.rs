@@ -117,8 +117,7 @@ impl PageAssets {
             }
         }
         // Only ids that need no escaping: anything else in a `Link` header could end the entry or the header.
-        let plain = |id: &String| id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        if let Some(session) = session_in_path(path).filter(plain) {
+        if let Some(session) = session_in_path(path).filter(|id| is_plain_id(id)) {
             links.push(format!("</api/sessions/{session}>; rel=preload; as=fetch; crossorigin"));
         }
         links.join(", ")
@@ -263,7 +262,7 @@ pub fn App() -> impl IntoView {
 }
 
 /// The path of the page being drawn: the request's on the server, the window's in the browser.
-fn page_path() -> String {
+pub fn page_path() -> String {
     #[cfg(feature = "ssr")]
     return use_context::<axum::http::request::Parts>()
         .map_or_else(|| "/".to_owned(), |parts| parts.uri.path().to_owned());
@@ -271,6 +270,12 @@ fn page_path() -> String {
     return crate::client::location::current();
     #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
     "/".to_owned()
+}
+
+/// An id of letters, digits, `-` and `_` (every id the server makes): it goes into a header, a URL or a CSS
+/// selector as it is.
+pub fn is_plain_id(id: &str) -> bool {
+    !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
 /// The session a page path names: `/s/{id}`.

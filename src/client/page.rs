@@ -227,7 +227,7 @@ const FIND_MESSAGE_EVERY: Duration = Duration::from_millis(50);
 /// branch it is on when that is not the branch on screen. The id goes into a CSS selector, so only an id of
 /// letters, digits, `-` and `_` (every id the server makes) is looked for.
 async fn scroll_to_message(page: Page, session_id: String, id: String) {
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+    if !crate::app::is_plain_id(&id) {
         return;
     }
     let selector = format!("[data-message-id=\"{id}\"]");

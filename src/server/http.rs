@@ -8,7 +8,6 @@ use axum::extract::{DefaultBodyLimit, FromRef, Request, State};
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_LENGTH, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LINK, VARY, X_CONTENT_TYPE_OPTIONS,
 };
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -25,7 +24,7 @@ use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, MAX_BODY_BYTES};
 use super::security::{Security, guard};
 use super::stream::{Framing, tail_response};
-use crate::app::shell;
+use crate::app::{page_path, shell};
 use crate::protocol::*;
 
 /// Every API route, for the test that checks each one is closed without the token (all but the health check).
@@ -128,9 +127,9 @@ fn page_handler(
             if let Some(response) = use_context::<ResponseOptions>() {
                 // The page is in the language these headers pick: a cache must keep one copy per language.
                 response.insert_header(VARY, HeaderValue::from_static("Accept-Language, Cookie"));
-                let path = use_context::<Parts>().map(|parts| parts.uri.path().to_owned()).unwrap_or_default();
-                if let Some(links) =
-                    page_assets.as_ref().and_then(|assets| HeaderValue::from_str(&assets.preload_header(&path)).ok())
+                if let Some(links) = page_assets
+                    .as_ref()
+                    .and_then(|assets| HeaderValue::from_str(&assets.preload_header(&page_path())).ok())
                 {
                     response.insert_header(LINK, links);
                 }
