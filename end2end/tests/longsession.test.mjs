@@ -69,6 +69,18 @@ describe('long session', () => {
       `/api/sessions/${sessionId}`,
     );
     assert.deepEqual(transcriptRequests, ['link'], 'one request for the transcript, the preload');
+    // So did the session's chunk: the page asked for its files itself, before it was hydrated (the hydrated page
+    // asks for its list of sessions at once), and the loader took those answers instead of asking again.
+    const { chunk, list } = await page.evaluate(() => {
+      const entries = performance.getEntriesByType('resource');
+      const at = (test) => entries.filter((e) => test(new URL(e.name).pathname));
+      return {
+        chunk: at((path) => /^\/pkg\/split_session\.[^/]+\.wasm$/.test(path)).map((e) => ({ initiator: e.initiatorType, start: e.startTime })),
+        list: at((path) => path === '/api/sessions').map((e) => e.startTime),
+      };
+    });
+    assert.deepEqual(chunk.map((e) => e.initiator), ['link'], 'one request for the session chunk, the early preload');
+    assert.ok(list.length > 0 && chunk[0].start < Math.min(...list), `the chunk asked at ${chunk[0].start} ms, the list at ${list}`);
 
     const opened = await transcriptState(page);
     assert.ok(opened.built < MESSAGES / 2, `${opened.built} of ${MESSAGES} messages built at the end`);

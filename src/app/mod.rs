@@ -85,7 +85,14 @@ pub struct PageAssets {
     pub wasm: String,
     pub script: PageScript,
     pub stylesheet: Stylesheet,
+    /// The URLs of the chunk that draws a session's transcript ([`SESSION_SPLIT`]), its own file first; empty in a
+    /// build without chunks.
+    pub session_chunk: Vec<String>,
 }
+
+/// The name of the chunk that draws a session's transcript, as its split points give it
+/// (`components::message::split`, `client::following`): a session's page fetches its files early ([`boot_source`]).
+pub const SESSION_SPLIT: &str = "session";
 
 /// How the page gets the WASM module's JavaScript glue and, in a split build, the loader of its chunks.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,6 +211,8 @@ fn PageHead(
     /// Where the hashed files are served.
     assets: PageAssets,
 ) -> impl IntoView {
+    let fetch_early = early_fetch_script(&assets, &page_path())
+        .map(|script| view! { <script nonce=leptos::nonce::use_nonce()>{script}</script> });
     let preloads = match assets.script {
         PageScript::Inline { .. } => None,
         PageScript::Linked { glue, split_loader } => Some(view! {
@@ -220,6 +229,7 @@ fn PageHead(
     view! {
         {preloads}
         <link rel="preload" href=assets.wasm r#as="fetch" r#type="application/wasm" crossorigin=""/>
+        {fetch_early}
         {stylesheet}
     }
 }
@@ -237,20 +247,65 @@ fn BootScript(
     /// Where the hashed files are served.
     assets: PageAssets,
 ) -> impl IntoView {
-    let start = |init: &str, hydrate: &str| {
-        format!(
-            "{init}({{ module_or_path: {:?} }}).then(() => {{\n  {hydrate}();\n  \
-             if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
-            assets.wasm
-        )
+    view! { <script type="module" nonce=leptos::nonce::use_nonce()>{boot_source(&assets, &page_path())}</script> }
+}
+
+/// The boot script's text for a page at `path`: on a session's page it asks for the session's chunk
+/// ([`early_fetch_script`]) before hydrating, if that has not been done.
+fn boot_source(assets: &PageAssets, path: &str) -> String {
+    let (import, init, hydrate) = match &assets.script {
+        PageScript::Inline { source, init, hydrate } => (source.to_string(), *init, *hydrate),
+        PageScript::Linked { glue, .. } => (format!("import init, {{ hydrate }} from {glue:?};"), "init", "hydrate"),
     };
-    let boot = match assets.script {
-        PageScript::Inline { source, init, hydrate } => format!("{source}\n{}", start(init, hydrate)),
-        PageScript::Linked { glue, .. } => {
-            format!("import init, {{ hydrate }} from {glue:?};\n{}", start("init", "hydrate"))
-        }
+    let fetch_early = match early_fetch_script(assets, path) {
+        Some(_) => format!("globalThis.{FETCH_EARLY}?.();\n  "),
+        None => String::new(),
     };
-    view! { <script type="module" nonce=leptos::nonce::use_nonce()>{boot}</script> }
+    format!(
+        "{import}\n{init}({{ module_or_path: {wasm:?} }}).then(() => {{\n  {fetch_early}{hydrate}();\n  \
+         if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {{}});\n}});",
+        wasm = assets.wasm,
+    )
+}
+
+/// The global function by which the boot script asks for the session's chunk before hydrating.
+const FETCH_EARLY: &str = "chatwireFetchEarly";
+
+/// On a session's page (`/s/{id}`), a script that asks for the session's chunk as soon as the main module's bytes
+/// are in; `None` on any other page, or in a build without chunks.
+///
+/// The transcript is drawn with that chunk, which the client asks for once it is hydrated: on a line of a few
+/// Mbit/s its ~16 files (~230 KB) then started downloading only after the main module had been compiled and had
+/// hydrated the page. Asked for with the page they would share the line with the main module and delay typing; so
+/// they wait for its bytes, and download while it compiles and hydrates. As preloads, which the loader's own
+/// `fetch` then takes. In the head, as a classic script: a module script runs only once the page is parsed, often
+/// after the bytes are in. (Asked for at once when the main module is cached, they only compete with its
+/// instantiation for the CPU: on two cores the open of a long session was no faster.)
+fn early_fetch_script(assets: &PageAssets, path: &str) -> Option<String> {
+    if session_in_path(path).is_none() || assets.session_chunk.is_empty() {
+        return None;
+    }
+    Some(format!(
+        r#"(() => {{
+  let asked = false;
+  const fetchEarly = globalThis.{FETCH_EARLY} = () => {{
+    if (asked) return;
+    asked = true;
+    for (const href of {files:?}) {{
+      document.head.append(Object.assign(document.createElement('link'), {{ rel: 'preload', as: 'fetch', crossOrigin: '', href }}));
+    }}
+  }};
+  try {{
+    new PerformanceObserver((list, observer) => {{
+      if (!list.getEntries().some((entry) => new URL(entry.name).pathname === {wasm:?})) return;
+      observer.disconnect();
+      fetchEarly();
+    }}).observe({{ type: 'resource', buffered: true }});
+  }} catch {{}}
+}})();"#,
+        files = assets.session_chunk,
+        wasm = assets.wasm,
+    ))
 }
 
 /// The page: one view for both of its paths, `/` (a new chat) and `/s/{id}` (a session); the server answers only
@@ -568,7 +623,7 @@ fn message_actions(
 
 #[cfg(test)]
 mod tests {
-    use super::{PageAssets, PageScript, Stylesheet, session_in_path};
+    use super::{PageAssets, PageScript, Stylesheet, boot_source, early_fetch_script, session_in_path};
 
     #[test]
     fn a_session_path_names_its_session() {
@@ -586,10 +641,32 @@ mod tests {
             wasm: "/pkg/chatwire.h.wasm".into(),
             script: PageScript::Linked { glue: "/pkg/chatwire.h.js".into(), split_loader: None },
             stylesheet: Stylesheet::Link("/pkg/chatwire.h.css".into()),
+            session_chunk: Vec::new(),
         };
         let session = "</api/sessions/abc-1>; rel=preload; as=fetch; crossorigin";
         assert!(assets.preload_header("/s/abc-1").ends_with(&format!(", {session}")));
         assert!(!assets.preload_header("/").contains("/api/"));
         assert!(!assets.preload_header("/s/a%3E%2C").contains("/api/"), "an id that would need escaping is left out");
+    }
+
+    #[test]
+    fn a_session_page_asks_for_the_session_chunk_before_hydrating() {
+        let assets = PageAssets {
+            wasm: "/pkg/chatwire.h.wasm".into(),
+            script: PageScript::Inline { source: "function i(){}function h(){}", init: "i", hydrate: "h" },
+            stylesheet: Stylesheet::Inline(""),
+            session_chunk: vec!["/pkg/split_session.s.wasm".into(), "/pkg/chunk_9.c.wasm".into()],
+        };
+        let head = early_fetch_script(&assets, "/s/abc-1").expect("a session's page asks for its chunk");
+        assert!(head.contains(r#"for (const href of ["/pkg/split_session.s.wasm", "/pkg/chunk_9.c.wasm"])"#), "{head}");
+        assert!(head.contains(r#"new URL(entry.name).pathname === "/pkg/chatwire.h.wasm""#), "{head}");
+        let boot = boot_source(&assets, "/s/abc-1");
+        assert!(boot.contains("then(() => {\n  globalThis.chatwireFetchEarly?.();\n  h();"), "{boot}");
+
+        assert_eq!(early_fetch_script(&assets, "/"), None);
+        let new_chat = boot_source(&assets, "/");
+        assert!(new_chat.contains("then(() => {\n  h();"), "{new_chat}");
+        let unsplit = PageAssets { session_chunk: Vec::new(), ..assets };
+        assert_eq!(early_fetch_script(&unsplit, "/s/abc-1"), None, "a build without chunks");
     }
 }

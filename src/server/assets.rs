@@ -16,7 +16,7 @@ use axum::response::Response;
 
 use super::boot_script::{self, SplitLoader};
 use super::fingerprint::fingerprint;
-use crate::app::{PageAssets, PageScript, Stylesheet};
+use crate::app::{PageAssets, PageScript, SESSION_SPLIT, Stylesheet};
 
 /// One file of the site, compiled into the binary.
 pub struct EmbeddedAsset {
@@ -134,7 +134,47 @@ impl SiteAssets {
             glue,
             split_loader: split_loader.map(|name| format!("/{pkg_dir}/{name}")),
         });
-        Some(PageAssets { wasm: find("wasm")?, script, stylesheet })
+        let session_chunk = self.split_files(&names, pkg_dir, SESSION_SPLIT);
+        Some(PageAssets { wasm: find("wasm")?, script, stylesheet, session_chunk })
+    }
+
+    /// The URL paths of the files that make up the chunk `split` (wasm-split's manifest in `pkg_dir`, which names
+    /// each split's files), its own file first as the loader asks for them (`boot_script::own_file_first`). Empty
+    /// when the build has no such split (`cargo leptos watch` splits nothing) or its manifest cannot be read.
+    fn split_files(&self, names: &[String], pkg_dir: &str, split: &str) -> Vec<String> {
+        let Some(manifest) = names.iter().find(|name| {
+            name.strip_prefix("__wasm_split_manifest.")
+                .and_then(|rest| rest.strip_suffix(".json"))
+                .is_some_and(is_content_hash)
+        }) else {
+            return Vec::new();
+        };
+        let path = format!("{pkg_dir}/{manifest}");
+        let from_disk;
+        let splits = match self {
+            // The embedded files never change: read once per process.
+            SiteAssets::Embedded => {
+                static SPLITS: OnceLock<SplitManifest> = OnceLock::new();
+                SPLITS.get_or_init(|| {
+                    let source = EMBEDDED.iter().find(|asset| asset.path == path).map(|asset| asset.identity);
+                    read_split_manifest(&path, source.unwrap_or_default())
+                })
+            }
+            SiteAssets::Disk { site_root } => {
+                from_disk = read_split_manifest(&path, &std::fs::read(site_root.join(&path)).unwrap_or_default());
+                &from_disk
+            }
+        };
+        let mut files: Vec<String> = splits
+            .get(split)
+            .into_iter()
+            .flatten()
+            // The names go into a script as they are: only the build's own file names, nothing to escape.
+            .filter(|name| name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)))
+            .map(|name| format!("/{pkg_dir}/{name}.wasm"))
+            .collect();
+        files.sort_by_key(|file| !file.rsplit('/').next().is_some_and(|name| name.starts_with("split_")));
+        files
     }
 
     /// Answers a GET for `url_path`, or `None` when there is no such file.
@@ -155,6 +195,16 @@ impl SiteAssets {
         };
         Some(respond_with(&relative, found, request_headers))
     }
+}
+
+/// wasm-split's manifest: each split's files, by the name its split point gives it, without their `.wasm`.
+type SplitManifest = std::collections::BTreeMap<String, Vec<String>>;
+
+/// The manifest at `path`; empty, with a warning, when it is not one (its chunks are then fetched when asked for).
+fn read_split_manifest(path: &str, source: &[u8]) -> SplitManifest {
+    serde_json::from_slice(source)
+        .inspect_err(|error| tracing::warn!("{path} is not a split manifest, no chunk is fetched early: {error}"))
+        .unwrap_or_default()
 }
 
 /// The embedded glue (`glue`, a URL path) and chunk loader (`loader`, a file name in `pkg_dir`) merged into one
@@ -389,6 +439,35 @@ mod tests {
         conditional.insert(IF_NONE_MATCH, etag);
         assert_eq!(site.respond("/pkg/app.css", &conditional).unwrap().status(), StatusCode::NOT_MODIFIED);
         assert!(site.respond("/pkg/missing.css", &HeaderMap::new()).is_none());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_splits_files_come_from_the_manifest_its_own_first() {
+        let dir = std::env::temp_dir().join(format!("chatwire-split-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("pkg")).unwrap();
+        let site = SiteAssets::Disk { site_root: dir.clone() };
+        let names = |names: &[&str]| names.iter().map(|name| name.to_string()).collect::<Vec<_>>();
+        assert!(site.split_files(&names(&[]), "pkg", "session").is_empty(), "a build without a split");
+
+        let manifest = "__wasm_split_manifest.qZlSdllyvK4v3G4XTd68NQ.json";
+        std::fs::write(
+            dir.join("pkg").join(manifest),
+            r#"{"lists":["chunk_1.AAAAAAAAAAAAAAAA"],"session":["chunk_1.AAAAAAAAAAAAAAAA","chunk_2.BBBBBBBBBBBBBBBB","split_session.CCCCCCCCCCCCCCCC","x\"</script>"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            site.split_files(&names(&[manifest]), "pkg", "session"),
+            [
+                "/pkg/split_session.CCCCCCCCCCCCCCCC.wasm",
+                "/pkg/chunk_1.AAAAAAAAAAAAAAAA.wasm",
+                "/pkg/chunk_2.BBBBBBBBBBBBBBBB.wasm"
+            ]
+        );
+        assert!(site.split_files(&names(&[manifest]), "pkg", "other").is_empty(), "no such split");
+
+        std::fs::write(dir.join("pkg").join(manifest), "not json").unwrap();
+        assert!(site.split_files(&names(&[manifest]), "pkg", "session").is_empty(), "an unreadable manifest");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
