@@ -257,9 +257,9 @@ fn boot_source(assets: &PageAssets, path: &str) -> String {
         PageScript::Inline { source, init, hydrate } => (source.to_string(), *init, *hydrate),
         PageScript::Linked { glue, .. } => (format!("import init, {{ hydrate }} from {glue:?};"), "init", "hydrate"),
     };
-    let fetch_early = match early_fetch_script(assets, path) {
-        Some(_) => format!("globalThis.{FETCH_EARLY}?.();\n  "),
-        None => String::new(),
+    let fetch_early = match fetches_early(assets, path) {
+        true => format!("globalThis.{FETCH_EARLY}?.();\n  "),
+        false => String::new(),
     };
     format!(
         "{import}\n{init}({{ module_or_path: {wasm:?} }}).then(() => {{\n  {fetch_early}{hydrate}();\n  \
@@ -282,7 +282,7 @@ const FETCH_EARLY: &str = "chatwireFetchEarly";
 /// after the bytes are in. (Asked for at once when the main module is cached, they only compete with its
 /// instantiation for the CPU: on two cores the open of a long session was no faster.)
 fn early_fetch_script(assets: &PageAssets, path: &str) -> Option<String> {
-    if session_in_path(path).is_none() || assets.session_chunk.is_empty() {
+    if !fetches_early(assets, path) {
         return None;
     }
     Some(format!(
@@ -306,6 +306,11 @@ fn early_fetch_script(assets: &PageAssets, path: &str) -> Option<String> {
         files = assets.session_chunk,
         wasm = assets.wasm,
     ))
+}
+
+/// Whether the page at `path` asks for the session's chunk itself: a session's page, in a build with chunks.
+fn fetches_early(assets: &PageAssets, path: &str) -> bool {
+    session_in_path(path).is_some() && !assets.session_chunk.is_empty()
 }
 
 /// The page: one view for both of its paths, `/` (a new chat) and `/s/{id}` (a session); the server answers only
