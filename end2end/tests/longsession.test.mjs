@@ -63,22 +63,17 @@ describe('long session', () => {
     await settle(page);
 
     // The transcript came from the preload the page's `Link` header asked for with the page, not from a second
-    // request made once the WASM had hydrated the page.
-    const transcriptRequests = await page.evaluate(
-      (path) => performance.getEntriesByType('resource').filter((e) => new URL(e.name).pathname === path).map((e) => e.initiatorType),
-      `/api/sessions/${sessionId}`,
+    // request made once the WASM had hydrated the page. So did the session's chunk: the page asked for its files
+    // itself, before it was hydrated (the hydrated page asks for its list of sessions at once), and the loader took
+    // those answers instead of asking again.
+    const requests = await page.evaluate(() =>
+      performance.getEntriesByType('resource').map((e) => ({ path: new URL(e.name).pathname, initiator: e.initiatorType, start: e.startTime })),
     );
-    assert.deepEqual(transcriptRequests, ['link'], 'one request for the transcript, the preload');
-    // So did the session's chunk: the page asked for its files itself, before it was hydrated (the hydrated page
-    // asks for its list of sessions at once), and the loader took those answers instead of asking again.
-    const { chunk, list } = await page.evaluate(() => {
-      const entries = performance.getEntriesByType('resource');
-      const at = (test) => entries.filter((e) => test(new URL(e.name).pathname));
-      return {
-        chunk: at((path) => /^\/pkg\/split_session\.[^/]+\.wasm$/.test(path)).map((e) => ({ initiator: e.initiatorType, start: e.startTime })),
-        list: at((path) => path === '/api/sessions').map((e) => e.startTime),
-      };
-    });
+    const of = (test) => requests.filter(({ path }) => test(path));
+    const transcript = of((path) => path === `/api/sessions/${sessionId}`);
+    assert.deepEqual(transcript.map((e) => e.initiator), ['link'], 'one request for the transcript, the preload');
+    const chunk = of((path) => /^\/pkg\/split_session\.[^/]+\.wasm$/.test(path));
+    const list = of((path) => path === '/api/sessions').map((e) => e.start);
     assert.deepEqual(chunk.map((e) => e.initiator), ['link'], 'one request for the session chunk, the early preload');
     assert.ok(list.length > 0 && chunk[0].start < Math.min(...list), `the chunk asked at ${chunk[0].start} ms, the list at ${list}`);
 

@@ -116,7 +116,7 @@ describe('chatwire page', () => {
     await waitForHydration(page);
     await page.getByText('Run it yourself:').waitFor({ timeout: 10_000 });
     // A session's page asks for its transcript with the page (the `Link` header's preload), not once the WASM is
-    // here; the chunk that draws it (the rows, the markdown parser) is asked for once the page is live.
+    // here; the chunk that draws it (the rows, the markdown parser) is asked for once the WASM's bytes are in.
     const at = (pattern) => apiRequests.findIndex((p) => pattern.test(p));
     const transcriptAt = at(/^asked \/api\/sessions\/[^/]+$/);
     const mainModuleAt = at(/^answered \/pkg\/chatwire\.[^/]+\.wasm$/);

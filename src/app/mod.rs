@@ -91,7 +91,8 @@ pub struct PageAssets {
 }
 
 /// The name of the chunk that draws a session's transcript, as its split points give it
-/// (`components::message::split`, `client::following`): a session's page fetches its files early ([`boot_source`]).
+/// (`components::message::split`, `client::following`): a session's page asks for its files early
+/// ([`early_fetch_script`]).
 pub const SESSION_SPLIT: &str = "session";
 
 /// How the page gets the WASM module's JavaScript glue and, in a split build, the loader of its chunks.

@@ -102,13 +102,7 @@ impl SiteAssets {
     pub fn page_assets(&self, output_name: &str, pkg_dir: &str) -> Option<PageAssets> {
         let names = self.file_names_in_pkg(pkg_dir);
         let find = |extension: &str| {
-            let hashed = names.iter().find(|name| {
-                name.strip_prefix(output_name)
-                    .and_then(|rest| rest.strip_prefix('.'))
-                    .and_then(|rest| rest.strip_suffix(extension))
-                    .and_then(|hash| hash.strip_suffix('.'))
-                    .is_some_and(is_content_hash)
-            });
+            let hashed = names.iter().find(|name| is_hashed_name(name, output_name, extension));
             let plain = format!("{output_name}.{extension}");
             let name = hashed.cloned().or_else(|| names.contains(&plain).then_some(plain))?;
             Some(format!("/{pkg_dir}/{name}"))
@@ -122,9 +116,7 @@ impl SiteAssets {
             SiteAssets::Disk { .. } => Stylesheet::Link(find("css")?),
         };
         // The split build's chunk loader, which the script imports: `cargo leptos watch` builds none.
-        let split_loader = names.iter().find(|name| {
-            name.strip_prefix("__wasm_split.").and_then(|rest| rest.strip_suffix(".js")).is_some_and(is_content_hash)
-        });
+        let split_loader = names.iter().find(|name| is_hashed_name(name, "__wasm_split", "js"));
         let glue = find("js")?;
         let script = match self {
             SiteAssets::Embedded => inline_script(&glue, split_loader.map(String::as_str), pkg_dir),
@@ -142,11 +134,7 @@ impl SiteAssets {
     /// each split's files), its own file first as the loader asks for them (`boot_script::own_file_first`). Empty
     /// when the build has no such split (`cargo leptos watch` splits nothing) or its manifest cannot be read.
     fn split_files(&self, names: &[String], pkg_dir: &str, split: &str) -> Vec<String> {
-        let Some(manifest) = names.iter().find(|name| {
-            name.strip_prefix("__wasm_split_manifest.")
-                .and_then(|rest| rest.strip_suffix(".json"))
-                .is_some_and(is_content_hash)
-        }) else {
+        let Some(manifest) = names.iter().find(|name| is_hashed_name(name, "__wasm_split_manifest", "json")) else {
             return Vec::new();
         };
         let path = format!("{pkg_dir}/{manifest}");
@@ -169,8 +157,10 @@ impl SiteAssets {
             .get(split)
             .into_iter()
             .flatten()
-            // The names go into a script as they are: only the build's own file names, nothing to escape.
-            .filter(|name| name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)))
+            // The names go into a script as they are: only the build's own `<name>.<hash>`, nothing to escape.
+            .filter(|name| {
+                name.split_once('.').is_some_and(|(stem, hash)| crate::app::is_plain_id(stem) && is_content_hash(hash))
+            })
             .map(|name| format!("/{pkg_dir}/{name}.wasm"))
             .collect();
         files.sort_by_key(|file| !file.rsplit('/').next().is_some_and(|name| name.starts_with("split_")));
@@ -353,6 +343,15 @@ fn is_hashed_file_name(relative: &str) -> bool {
         (Some(_), Some(hash), Some(_), None) => is_content_hash(hash),
         _ => false,
     }
+}
+
+/// `<stem>.<hash>.<extension>`, as cargo-leptos and wasm-split name the files they hash.
+fn is_hashed_name(name: &str, stem: &str, extension: &str) -> bool {
+    name.strip_prefix(stem)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| rest.strip_suffix(extension))
+        .and_then(|hash| hash.strip_suffix('.'))
+        .is_some_and(is_content_hash)
 }
 
 fn is_content_hash(text: &str) -> bool {
