@@ -56,6 +56,15 @@ describe('long session', () => {
 
   test('opens at its end with only the groups near the viewport built, and scrolls up without a jump', { timeout: 180_000 }, async (t) => {
     const { page, check } = await openChat(t, server, { viewport: { width: 1100, height: 800 } });
+    // When the transcript's first row is in the page, to see that the lists' chunk waited for it.
+    await page.addInitScript(() => {
+      new MutationObserver((_, observer) => {
+        if (document.querySelector('[data-testid="transcript"] .message')) {
+          window.__rowsAt = performance.now();
+          observer.disconnect();
+        }
+      }).observe(document, { subtree: true, childList: true });
+    });
     await page.goto(new URL(`/s/${sessionId}`, server.origin).href, { waitUntil: 'domcontentloaded' });
     await waitForHydration(page);
     const last = page.locator(`[data-testid="transcript"] .message`).filter({ hasText: `Question number ${RUNS - 1}` });
@@ -76,6 +85,11 @@ describe('long session', () => {
     const list = of((path) => path === '/api/sessions').map((e) => e.start);
     assert.deepEqual(chunk.map((e) => e.initiator), ['link'], 'one request for the session chunk, the early preload');
     assert.ok(list.length > 0 && chunk[0].start < Math.min(...list), `the chunk asked at ${chunk[0].start} ms, the list at ${list}`);
+    // The lists' chunk (the sidebar's rows, models, agents) waits until the transcript is on screen.
+    const lists = of((path) => /^\/pkg\/split_page_lists\.[^/]+\.wasm$/.test(path));
+    const rowsAt = await page.evaluate(() => window.__rowsAt);
+    assert.equal(lists.length, 1, 'the lists\' chunk asked for once');
+    assert.ok(rowsAt !== undefined && lists[0].start >= rowsAt, `the lists' chunk asked at ${lists[0].start} ms, the rows in at ${rowsAt} ms`);
 
     const opened = await transcriptState(page);
     assert.ok(opened.built < MESSAGES / 2, `${opened.built} of ${MESSAGES} messages built at the end`);

@@ -12,7 +12,7 @@ use crate::app::{Link, PageState, skips_ahead};
 use crate::chat_state::{ChatSnapshot, apply};
 use crate::client::notify::Notices;
 use crate::client::reach;
-use crate::client::{self as api, Flow, FrameBatcher, Pause, StreamEnd, StreamHandle};
+use crate::client::{self as api, Flow, FrameBatcher, Latch, Pause, StreamEnd, StreamHandle};
 use crate::components::Outgoing;
 use crate::i18n::{Key, fill};
 use crate::protocol::*;
@@ -40,6 +40,13 @@ impl Page {
 
     fn live(self) -> Rc<Live> {
         self.live.get_value()
+    }
+
+    /// Resolves once the first session opened is on screen (its transcript built, or its request failed), or
+    /// another was opened instead; it waits on the session's chunk, so only once that has loaded.
+    pub async fn first_shown(self) {
+        let shown = self.live().first_shown.clone();
+        shown.wait().await;
     }
 
     /// Goes to another page path (a new history entry), which the page then opens.
@@ -128,6 +135,8 @@ struct Live {
     batcher: RefCell<Option<FrameBatcher>>,
     /// What happened in runs while the tab was hidden (the title's count, notifications).
     notices: Notices,
+    /// Released when the first session opened has been shown.
+    first_shown: Latch,
 }
 
 impl Live {
@@ -143,6 +152,7 @@ impl Live {
             pause: Pause::new(),
             batcher: RefCell::new(None),
             notices: Notices::default(),
+            first_shown: Latch::new(),
         })
     }
 
@@ -234,6 +244,7 @@ pub fn open(page: Page, session_id: Option<String>) {
         if live.generation.get() == generation {
             (following.load)(page, generation, detail).await;
         }
+        live.first_shown.release();
     });
 }
 

@@ -73,12 +73,14 @@ pub async fn load(page: Page) -> Following {
     following
 }
 
-/// Resolves once the chunk's first fetch has ended, loaded or not (it is not retried from here).
-pub async fn fetched() {
-    let _ = following().await;
+/// Resolves once the chunk's first fetch has ended, saying whether it loaded (it is not retried from here).
+pub async fn fetched() -> bool {
+    following().await.is_ok()
 }
 
 /// Starts fetching the chunk, if it is not there or on its way.
 pub fn prefetch() {
-    leptos::task::spawn_local(fetched());
+    leptos::task::spawn_local(async {
+        fetched().await;
+    });
 }

@@ -429,6 +429,39 @@ impl Default for Pause {
     }
 }
 
+/// Something that happens once: waiting for it ends at once if it has happened already.
+#[derive(Clone)]
+pub struct Latch {
+    happened: js_sys::Promise,
+    resolve: Rc<RefCell<Option<js_sys::Function>>>,
+}
+
+impl Latch {
+    pub fn new() -> Self {
+        let resolve = Rc::new(RefCell::new(None));
+        let slot = resolve.clone();
+        let happened = js_sys::Promise::new(&mut |resolve, _reject| *slot.borrow_mut() = Some(resolve));
+        Latch { happened, resolve }
+    }
+
+    /// Says it happened: every wait ends, now and later.
+    pub fn release(&self) {
+        if let Some(resolve) = self.resolve.borrow_mut().take() {
+            let _ = resolve.call0(&JsValue::NULL);
+        }
+    }
+
+    pub async fn wait(&self) {
+        let _ = JsFuture::from(self.happened.clone()).await;
+    }
+}
+
+impl Default for Latch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A fresh id for a send, so that a retry of the same send is recognized by the server.
 pub fn request_id() -> String {
     let random = || (js_sys::Math::random() * f64::from(u32::MAX)) as u32;

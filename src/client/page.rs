@@ -293,12 +293,15 @@ fn start(page: Page) {
     set_interval(move || state.now.set(api::now_millis()), CLOCK_TICK);
     leptos::task::spawn_local(follow::refresh_sessions(state));
     // A session's URL draws its transcript with the chunks that follow it; the lists' chunk and requests would
-    // share the line and HTTP/1.1's six connections with those, so they wait until the code that follows it is
-    // here (drawn or not, a failed fetch does not hold them).
+    // share the line and HTTP/1.1's six connections with those, and its instantiation the main thread with the
+    // transcript's build, so they wait until the transcript is on screen (or its request failed), and then for a
+    // task of their own: the build runs in the microtasks that follow the snapshot. A chunk that failed to load
+    // does not hold them: there is no transcript to wait for then.
     let session_at_start = state.session_id.get_untracked().is_some();
     leptos::task::spawn_local(async move {
-        if session_at_start {
-            following::fetched().await;
+        if session_at_start && following::fetched().await {
+            page.first_shown().await;
+            api::Pause::new().sleep(Duration::ZERO).await;
         }
         lists::load(page).await;
     });
