@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bundle-size bench (not a test): builds the browser half exactly as it ships (`cargo leptos build --release
-# --precompress --split --frontend-only`, into target/site, sharing the release build's cache), then prints raw and
+# --precompress --split --frontend-only`, into target/site, sharing the release build's cache, then the short import
+# names of tools/short-import-names.mjs, as `./x` builds it), then prints raw and
 # brotli sizes (the `.br` files the server sends) of what a first page load fetches — the main wasm, its JS glue and
 # the loader of the split chunks, which the glue imports — and of each chunk fetched later. Where the main module's
 # bytes go: end2end/bench/size.sh (`./x size`); the budget they are held to: budget.toml.
@@ -18,6 +19,7 @@ export PATH="$ROOT/end2end/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 : "${CARGO_TARGET_DIR:?set CARGO_TARGET_DIR}"
 
 cargo leptos build --release --precompress --split --frontend-only >&2
+node tools/short-import-names.mjs "$ROOT/target/site/pkg" chatwire >&2
 
 node --input-type=module - "$ROOT/target/site/pkg" <<'EOF'
 import fs from 'node:fs';
