@@ -13,6 +13,7 @@
 // stops it with a message before anything is written. A site already renamed has no long names left: nothing to do.
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import zlib from 'node:zlib';
 
 /** The glue's names for imported functions: wasm-bindgen's `__wbg_` prefix and its hash. */
@@ -182,7 +183,7 @@ export function shortenSite(pkgDir, outputName) {
   return { renamed: renames.length, wasmFile, glueFile };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
   const [pkgDir, outputName] = process.argv.slice(2);
   if (!pkgDir || !outputName) {
     console.error('usage: node tools/short-import-names.mjs <site pkg dir> <output name>');
