@@ -9,8 +9,9 @@
 // build and its server build, so the binary embeds the renamed files; a site built by cargo-leptos alone works the
 // same with the long names.
 //
-// Either every file is rewritten or none: a name the glue does not hold exactly once, or a module that is not one,
-// stops it with a message before anything is written. A site already renamed has no long names left: nothing to do.
+// Every check comes before the first write: a name the glue does not hold exactly once, or a module that is not one,
+// stops it with a message and the site as it was. Each file is then replaced whole (written beside, then renamed
+// over it). A site already renamed has no long names left: nothing to do.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -177,7 +178,6 @@ export function shortenSite(pkgDir, outputName) {
     const { br, gz } = compressed(bytes);
     writes.push([file, bytes], [`${file}.br`, br], [`${file}.gz`, gz]);
   }
-  // Each file whole or not at all: written beside, then renamed over the old one.
   for (const [file, bytes] of writes) fs.writeFileSync(`${file}.tmp`, bytes);
   for (const [file] of writes) fs.renameSync(`${file}.tmp`, file);
   return { renamed: renames.length, wasmFile, glueFile };
