@@ -119,7 +119,8 @@ pub fn NumberedLines(
             Some(_) | None => None,
         };
         let highlighted_for = highlighter.and(path);
-        if drawn_for.with_value(|drawn| drawn.as_ref() != Some(&highlighted_for)) {
+        let redraw = drawn_for.with_value(|drawn| drawn.as_ref() != Some(&highlighted_for));
+        if redraw {
             drawn_for.set_value(Some(highlighted_for.clone()));
             splitter.set_value(LineSplitter::default());
             code.set_value(CodeCache::default());
@@ -141,20 +142,25 @@ pub fn NumberedLines(
             let numbered = |start: usize, fresh: Vec<Arc<str>>| {
                 fresh.into_iter().enumerate().map(move |(i, line)| (start + i, line)).collect::<Vec<_>>()
             };
-            match sync {
-                LineSync::Unchanged => {}
-                LineSync::Appended(fresh) => {
+            // New keys, so no line of the old text is taken for one of the new.
+            let replace = |fresh: Vec<Arc<str>>| {
+                generation.update_value(|g| *g += 1);
+                lines.set(numbered(0, html(fresh)));
+            };
+            match (redraw, sync) {
+                (false, LineSync::Unchanged) => {}
+                (false, LineSync::Appended(fresh)) => {
                     let fresh = html(fresh);
                     lines.update(|lines| {
                         let start = lines.len();
                         lines.extend(numbered(start, fresh));
                     });
                 }
-                LineSync::Replaced(fresh) => {
-                    // New keys, so no line of the old text is taken for one of the new.
-                    generation.update_value(|g| *g += 1);
-                    lines.set(numbered(0, html(fresh)));
-                }
+                (false, LineSync::Replaced(fresh)) => replace(fresh),
+                // The splitter started again, so what it found is every line, not those after the ones on screen
+                // (appended, they doubled what was drawn before the highlighter came).
+                (true, LineSync::Appended(fresh) | LineSync::Replaced(fresh)) => replace(fresh),
+                (true, LineSync::Unchanged) => replace(Vec::new()),
             }
         })
     });
